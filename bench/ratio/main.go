@@ -1,0 +1,67 @@
+// Command ratio times commands against each other in one run, alternating
+// them so that machine noise hits all alike, and prints each one's median
+// and its ratio to the first (the reference).
+//
+// Usage: ratio -n 200 -- NAME1 'cmd1 args' NAME2 'cmd2 args' ...
+// Commands are split on spaces (no shell); their output is discarded.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 200, "runs per command")
+	warm := flag.Int("warmup", 10, "untimed runs per command first")
+	flag.Parse()
+	args := flag.Args()
+	if len(args) < 2 || len(args)%2 != 0 {
+		fmt.Fprintln(os.Stderr, "usage: ratio [-n N] NAME 'CMD' [NAME 'CMD']...")
+		os.Exit(2)
+	}
+	type cmdSpec struct {
+		name string
+		argv []string
+		ds   []time.Duration
+	}
+	var cmds []*cmdSpec
+	for i := 0; i < len(args); i += 2 {
+		cmds = append(cmds, &cmdSpec{name: args[i], argv: strings.Fields(args[i+1])})
+	}
+	runOnce := func(c *cmdSpec) time.Duration {
+		start := time.Now()
+		cmd := exec.Command(c.argv[0], c.argv[1:]...)
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", c.name, err)
+			os.Exit(1)
+		}
+		return time.Since(start)
+	}
+	for i := 0; i < *warm; i++ {
+		for _, c := range cmds {
+			runOnce(c)
+		}
+	}
+	for i := 0; i < *n; i++ {
+		for _, c := range cmds {
+			c.ds = append(c.ds, runOnce(c))
+		}
+	}
+	median := func(ds []time.Duration) time.Duration {
+		s := append([]time.Duration(nil), ds...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		return s[len(s)/2]
+	}
+	ref := median(cmds[0].ds)
+	fmt.Printf("%-28s %12s %8s\n", "command", "median", "ratio")
+	for _, c := range cmds {
+		m := median(c.ds)
+		fmt.Printf("%-28s %12s %7.2fx\n", c.name, m.Round(10*time.Microsecond), float64(m)/float64(ref))
+	}
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Benchmarks of issue 2 (and the sandbox start-up cost of issue 3), each a
+# ratio measured in one run. Usage: bench/run.sh [runs]   (default 200)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-200}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+go build -o "$work/toolbox" ./cmd/toolbox
+go build -o "$work/floor" ./bench/floor
+go build -o "$work/ratio" ./bench/ratio
+
+# A trivial v1 tool, and the same tool declaring sandboxes.
+mkdir -p "$work/tb/tools"
+cat > "$work/tb/tools/trivial" <<'T'
+#!/bin/sh
+[ "$1" = describe ] && { echo '{"slug":"trivial","description":"prints ok","args":[]}'; exit 0; }
+echo ok
+T
+for m in landlock bwrap; do
+cat > "$work/tb/tools/trivial_$m" <<T
+#!/bin/sh
+[ "\$1" = describe ] && { echo '{"protocol":2,"slug":"trivial_$m","description":"prints ok","args":[],"process":{"output":{"framing":"chunks"}},"runtime":{"sandbox":{"fs":{"read":["."]}$( [ $m = bwrap ] && echo ',"net":"none"')}}}'; exit 0; }
+echo ok
+T
+done
+chmod 755 "$work"/tb/tools/*
+cat > "$work/tb/toolbox.hcl" <<'H'
+sandbox = "auto"
+tool "trivial" { path = "tools/trivial" }
+H
+"$work/toolbox" lock -f "$work/tb/toolbox.hcl" 2>/dev/null
+
+echo "== toolbox run of a trivial v1 tool against the floor (target: toolbox/floor <= 1.5x)"
+"$work/ratio" -n "$runs" \
+  floor "$work/floor $work/tb/toolbox.lock.json trivial" \
+  direct "$work/tb/tools/trivial run" \
+  toolbox-run "$work/toolbox run -f $work/tb/toolbox.hcl trivial"
+
+# Sandboxed start-up: the same trivial tool under each mechanism.
+cat > "$work/tb/sandboxed.hcl" <<'H'
+sandbox = "auto"
+tool "trivial" { path = "tools/trivial" }
+tool "trivial_bwrap" { path = "tools/trivial_bwrap" }
+H
+cat > "$work/tb/landlock.hcl" <<'H'
+sandbox = "landlock"
+tool "trivial_landlock" { path = "tools/trivial_landlock" }
+H
+if "$work/toolbox" lock -f "$work/tb/sandboxed.hcl" 2>/dev/null && "$work/toolbox" lock -f "$work/tb/landlock.hcl" 2>/dev/null; then
+  echo
+  echo "== sandbox start-up cost (targets: landlock adds < 3 ms, bwrap < 15 ms at the median)"
+  "$work/ratio" -n "$runs" \
+    none "$work/toolbox run -f $work/tb/sandboxed.hcl trivial" \
+    landlock "$work/toolbox run -f $work/tb/landlock.hcl trivial_landlock" \
+    bwrap "$work/toolbox run -f $work/tb/sandboxed.hcl trivial_bwrap"
+else
+  echo "(sandboxed tools could not be locked here: skipping the sandbox start-up benchmark)"
+fi
+
+# toolbox lock of 64 tools whose probes each take 100 ms.
+mkdir -p "$work/many/tools"
+{
+  echo 'sandbox = "none"'
+  for i in $(seq 1 64); do
+    cat > "$work/many/tools/t$i" <<T
+#!/bin/sh
+sleep 0.1
+echo '{"slug":"t$i","description":"slow describe","args":[]}'
+T
+    chmod 755 "$work/many/tools/t$i"
+    echo "tool \"t$i\" { path = \"tools/t$i\" }"
+  done
+} > "$work/many/toolbox.hcl"
+echo
+echo "== toolbox lock of 64 tools with 100 ms probes (target: < 1.5 s; serial would be 6.4 s)"
+best=""
+for i in 1 2 3; do
+  start=$(date +%s%N)
+  "$work/toolbox" lock -f "$work/many/toolbox.hcl" 2>/dev/null
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  echo "run $i: ${ms} ms ($(awk "BEGIN{printf \"%.2f\", $ms/6400}")x of serial)"
+done

@@ -1,0 +1,95 @@
+// Package catalog says what a model sees of a locked toolbox: one entry per
+// capability (served by its active backend) and per tool that no capability
+// hides, each with its description and the JSON Schema of its arguments.
+// It reads only the lock; it runs nothing and parses no HCL.
+package catalog
+
+import (
+	"fmt"
+	"sort"
+
+	"toolbox/manifest"
+	"toolbox/protocol"
+)
+
+// Entry kinds.
+const (
+	KindCapability = "capability"
+	KindTool       = "tool"
+)
+
+// Entry is one callable name.
+type Entry struct {
+	Name string `json:"name"`
+	// Kind is KindCapability or KindTool.
+	Kind        string `json:"kind"`
+	Description string `json:"description"`
+	// Backend is the tool that serves the entry (the active backend of a
+	// capability, the tool itself otherwise).
+	Backend string `json:"backend"`
+	// InputSchema is the JSON Schema of the arguments (protocol.InputSchema).
+	InputSchema map[string]any `json:"input_schema"`
+	// Mode is the process mode of the backend: oneshot, stream or service.
+	Mode string `json:"mode"`
+	// Status is the backend's probe status.
+	Status string `json:"status"`
+}
+
+// Build lists the entries of l sorted by name, and a warning for every
+// capability left out because it has no active backend.
+func Build(l *manifest.Lock) ([]Entry, []string) {
+	var out []Entry
+	var warnings []string
+	hidden := map[string]bool{}
+	for _, name := range sortedKeys(l.Capabilities) {
+		c := l.Capabilities[name]
+		for _, b := range c.Backends {
+			hidden[b] = true
+		}
+		t := l.Tools[c.Active]
+		if c.Active == "" || t == nil {
+			warnings = append(warnings, fmt.Sprintf("capability %q has no active backend and is left out; run `toolbox check --probe` for the reasons", name))
+			continue
+		}
+		e := entry(name, c.Active, t)
+		e.Kind = KindCapability
+		if c.Description != "" {
+			e.Description = c.Description
+		}
+		out = append(out, e)
+	}
+	for _, name := range sortedKeys(l.Tools) {
+		if hidden[name] {
+			continue
+		}
+		out = append(out, entry(name, name, l.Tools[name]))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, warnings
+}
+
+func entry(name, backend string, t *manifest.Tool) Entry {
+	d := t.Describe
+	mode := "oneshot"
+	if d.Process != nil && d.Process.Mode != "" {
+		mode = d.Process.Mode
+	}
+	return Entry{
+		Name:        name,
+		Kind:        KindTool,
+		Description: d.Description,
+		Backend:     backend,
+		InputSchema: protocol.InputSchema(d.Args),
+		Mode:        mode,
+		Status:      t.Probe.Status,
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

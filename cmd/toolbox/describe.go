@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"toolbox/compiler"
+)
+
+type describeOptions struct {
+	*globals
+	Path string
+	JSON bool
+}
+
+func newCmdDescribe(g *globals, runF func(*describeOptions) error) *cobra.Command {
+	opts := &describeOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "describe PATH",
+		Short: "Run one tool binary's describe and validate it (for tool authors)",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return describeRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the validated document as JSON")
+	return cmd
+}
+
+func describeRun(ctx context.Context, opts *describeOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	d, _, err := compiler.DescribeBinary(ctx, opts.Path, os.Environ())
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(opts.IO.Out, d)
+	}
+	mode := "oneshot"
+	if d.Process != nil && d.Process.Mode != "" {
+		mode = d.Process.Mode
+	}
+	fmt.Fprintf(opts.IO.Out, "%s: valid protocol %d describe document\n", opts.Path, d.EffectiveProtocol())
+	fmt.Fprintf(opts.IO.Out, "slug: %s\nmode: %s\ncheck: %t\n", d.Slug, mode, d.Check)
+	fmt.Fprintf(opts.IO.Out, "args:\n")
+	for _, a := range d.Args {
+		fmt.Fprintf(opts.IO.Out, "  %s (%s, %s, %s): %s\n", a.Name, a.BackingType, a.Arity, a.Mode, a.Description)
+	}
+	if len(d.Args) == 0 {
+		fmt.Fprintln(opts.IO.Out, "  (none)")
+	}
+	for _, c := range d.Commands {
+		fmt.Fprintf(opts.IO.Out, "command %s: %s (%d args)\n", c.Name, c.Description, len(c.Args))
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"toolbox/compiler"
+	"toolbox/manifest"
+)
+
+type lockOptions struct {
+	*globals
+	Check        bool
+	ProbeTimeout time.Duration
+}
+
+func newCmdLock(g *globals, runF func(*lockOptions) error) *cobra.Command {
+	opts := &lockOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "lock",
+		Short: "Probe every tool and write the lock file",
+		Long: `lock loads the toolbox file, probes every tool in parallel (describe, then
+check when the tool declares one) under its real runtime, resolves every
+capability's active backend and writes toolbox.lock.json beside the toolbox
+file, atomically and in canonical form.
+
+With --check it writes nothing: it exits 3 and says what changed when the lock
+on disk is missing or differs from what lock would write.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return lockRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Check, "check", false, "verify the lock is up to date; exit 3 on drift, write nothing")
+	cmd.Flags().DurationVar(&opts.ProbeTimeout, "probe-timeout", 0, "bound each describe and check (default 10s for describe, 30s for check)")
+	return cmd
+}
+
+func lockRun(ctx context.Context, opts *lockOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	file := opts.toolboxFile()
+	cfg, err := compiler.Load(file)
+	if err != nil {
+		return err
+	}
+	for _, n := range cfg.Notes {
+		fmt.Fprintf(opts.IO.Err, "note: %s\n", n)
+	}
+	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout})
+	if len(res.Errs) > 0 {
+		return errors.New(joinErrs(fmt.Sprintf("cannot lock %s; the lock file was not changed:", file), res.Errs))
+	}
+	data, err := manifest.Marshal(res.Lock)
+	if err != nil {
+		return err
+	}
+	path := manifest.LockPath(file)
+	if opts.Check {
+		return checkDrift(opts, path, res.Lock, data)
+	}
+	if err := manifest.Write(path, res.Lock); err != nil {
+		return err
+	}
+	printLockSummary(opts, res, path)
+	return nil
+}
+
+// checkDrift compares what lock would write with the lock on disk.
+func checkDrift(opts *lockOptions, path string, lock *manifest.Lock, data []byte) error {
+	old, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return withCode(exitDrift, fmt.Errorf("%s does not exist; run `toolbox lock` and commit it", path))
+	}
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(old, data) {
+		fmt.Fprintf(opts.IO.Err, "%s is up to date\n", path)
+		return nil
+	}
+	var changes []string
+	if prev, perr := manifest.Unmarshal(old); perr == nil {
+		changes = manifest.Diff(prev, lock)
+	} else {
+		changes = []string{fmt.Sprintf("the lock on disk does not load: %v", perr)}
+	}
+	if len(changes) == 0 {
+		changes = []string{"the lock on disk is not in canonical form"}
+	}
+	msg := fmt.Sprintf("%s is out of date; run `toolbox lock`:\n  %s", path, strings.Join(changes, "\n  "))
+	return withCode(exitDrift, errors.New(msg))
+}
+
+func printLockSummary(opts *lockOptions, res *compiler.Result, path string) {
+	w := opts.IO.Err
+	for _, c := range res.Capabilities {
+		active := c.Active
+		if active == "" {
+			active = "none"
+			if c.Required {
+				active += " (required!)"
+			}
+		}
+		fmt.Fprintf(w, "capability %s: active backend %s\n", c.Name, active)
+	}
+	for _, name := range sortedKeys(res.Tools) {
+		r := res.Tools[name]
+		if r.Status == manifest.StatusFailed {
+			line := fmt.Sprintf("tool %s: check failed: %s", name, r.Detail)
+			if r.Fix != "" {
+				line += " (fix: " + r.Fix + ")"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	fmt.Fprintf(w, "locked %d tools and %d capabilities in %s\n", len(res.Lock.Tools), len(res.Lock.Capabilities), path)
+}
+
+func joinErrs(head string, errs []error) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for _, e := range errs {
+		for _, line := range strings.Split(e.Error(), "\n") {
+			b.WriteString("\n  ")
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"toolbox/launcher"
+	"toolbox/protocol"
+)
+
+type runOptions struct {
+	*globals
+	Name     string
+	Args     string
+	ArgsFile string
+	Backends []string
+	Timeout  time.Duration
+	JSON     bool
+	Session  string
+}
+
+func newCmdRun(g *globals, runF func(*runOptions) error) *cobra.Command {
+	opts := &runOptions{globals: g}
+	cmd := &cobra.Command{
+		Use:   "run NAME",
+		Short: "Run a locked tool or capability once",
+		Long: `run runs one tool, or a capability's active backend, exactly as the lock says.
+
+Arguments are a JSON object: --args '{"path":"README.md"}', --args - to read it
+from stdin, or --args-file FILE. The tool's stdout is printed exactly as the
+tool printed it, its stderr passed through; the exit code is the tool's own,
+124 on timeout, 125 when toolbox refused or failed before launch (stale lock,
+bad arguments), 126 when the binary cannot be executed, 127 when it is missing.
+With --json, an envelope (tool, backend, exit_code, result or events, error) is
+printed instead.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if opts.Args != "" && opts.ArgsFile != "" {
+				return &usageError{errors.New("give the arguments with --args or --args-file, not both")}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Args, "args", "", "arguments as a JSON object, or - to read it from stdin")
+	f.StringVar(&opts.ArgsFile, "args-file", "", "read the arguments' JSON object from this file")
+	f.StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: try this backend first (repeatable; unknown names are ignored)")
+	f.DurationVar(&opts.Timeout, "timeout", 0, "call timeout, e.g. 30s (default: the tool's timeout in the toolbox file, else 2m)")
+	f.BoolVar(&opts.JSON, "json", false, "print a JSON envelope instead of the raw result")
+	f.StringVar(&opts.Session, "session", os.Getenv("TOOLBOX_SESSION"), "session id passed to the tool as TOOLBOX_SESSION")
+	return cmd
+}
+
+// readArgs returns the raw JSON object of arguments.
+func (o *runOptions) readArgs() ([]byte, error) {
+	switch {
+	case o.ArgsFile != "":
+		b, err := os.ReadFile(o.ArgsFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --args-file: %w", err)
+		}
+		return b, nil
+	case o.Args == "-":
+		b, err := io.ReadAll(o.IO.In)
+		if err != nil {
+			return nil, fmt.Errorf("reading arguments from stdin: %w", err)
+		}
+		return b, nil
+	case o.Args == "":
+		return []byte("{}"), nil
+	}
+	return []byte(o.Args), nil
+}
+
+func parseBackends(list []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, s := range list {
+		c, t, ok := strings.Cut(s, "=")
+		if !ok || c == "" || t == "" {
+			return nil, &usageError{fmt.Errorf("--backend %q: write capability=tool", s)}
+		}
+		m[c] = t
+	}
+	return m, nil
+}
+
+func runRun(ctx context.Context, opts *runOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	backends, err := parseBackends(opts.Backends)
+	if err != nil {
+		return err
+	}
+	raw, err := opts.readArgs()
+	if err != nil {
+		return opts.refused(err)
+	}
+	args, err := protocol.DecodeArgs(raw)
+	if err != nil {
+		return opts.refused(fmt.Errorf("arguments: %w", err))
+	}
+	lockPath, l, err := readLock(opts.globals)
+	if err != nil {
+		return opts.refused(err)
+	}
+	if abs, aerr := filepath.Abs(lockPath); aerr == nil {
+		lockPath = abs
+	}
+	req := launcher.Request{
+		LockPath: lockPath, Lock: l, Name: opts.Name, Backends: backends, Args: args,
+		Timeout: opts.Timeout, CallerEnv: os.Environ(), Session: opts.Session,
+	}
+	if !opts.JSON {
+		req.Stdout, req.Stderr = opts.IO.Out, opts.IO.Err
+	}
+	res, err := launcher.Run(ctx, req)
+	if err != nil && res == nil {
+		return opts.refused(err)
+	}
+	if opts.JSON {
+		if werr := writeJSON(opts.IO.Out, envelopeOf(opts.Name, res, err)); werr != nil {
+			return werr
+		}
+	} else {
+		if res.Message != "" {
+			fmt.Fprintln(opts.IO.Out, res.Message)
+		}
+		for i, e := range res.Events {
+			if e.Invalid {
+				fmt.Fprintf(opts.IO.Err, "toolbox: event %d is invalid: %s\n", i+1, e.Error)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(opts.IO.Err, "error: %v\n", err)
+		}
+		if res.TimedOut {
+			fmt.Fprintf(opts.IO.Err, "error: %s timed out after %s and was stopped\n", res.Tool, res.Elapsed.Round(time.Millisecond))
+		}
+	}
+	code := res.ExitCode
+	if res.TimedOut {
+		code = exitTimeout
+	}
+	if code == 0 && err != nil {
+		code = exitError
+	}
+	return withCode(code, nil)
+}
+
+// refused reports an error before launch with the exit code of DESIGN.md §7.
+func (o *runOptions) refused(err error) error {
+	code := launcher.ExitCode(err)
+	if o.JSON {
+		if werr := writeJSON(o.IO.Out, envelopeOf(o.Name, nil, err)); werr != nil {
+			return werr
+		}
+		return withCode(code, nil)
+	}
+	return withCode(code, err)
+}
+
+// envelope is the stable --json output of run.
+type envelope struct {
+	Tool           string           `json:"tool"`
+	Backend        string           `json:"backend,omitempty"`
+	Capability     string           `json:"capability,omitempty"`
+	ExitCode       int              `json:"exit_code"`
+	TimedOut       bool             `json:"timed_out,omitempty"`
+	Result         *string          `json:"result,omitempty"`
+	ResultEncoding string           `json:"result_encoding,omitempty"`
+	MediaType      string           `json:"media_type,omitempty"`
+	Truncated      bool             `json:"truncated,omitempty"`
+	Events         []launcher.Event `json:"events,omitempty"`
+	Lines          []string         `json:"lines,omitempty"`
+	Error          *envelopeError   `json:"error,omitempty"`
+	ElapsedMS      int64            `json:"elapsed_ms"`
+}
+
+type envelopeError struct {
+	Message    string `json:"message"`
+	StderrTail string `json:"stderr_tail,omitempty"`
+}
+
+func envelopeOf(name string, res *launcher.Result, err error) envelope {
+	env := envelope{Tool: name}
+	if res == nil {
+		env.ExitCode = launcher.ExitCode(err)
+		env.Error = &envelopeError{Message: err.Error()}
+		return env
+	}
+	env.Tool, env.Backend, env.Capability = res.Tool, res.Backend, res.Capability
+	env.ExitCode, env.TimedOut, env.MediaType, env.Truncated = res.ExitCode, res.TimedOut, res.MediaType, res.Truncated
+	env.ElapsedMS = res.Elapsed.Milliseconds()
+	env.Events, env.Lines = res.Events, res.Lines
+	switch {
+	case res.Message != "":
+		env.Result = &res.Message
+	case res.Events == nil && res.Lines == nil:
+		s := string(res.Output)
+		if res.Binary {
+			s = base64.StdEncoding.EncodeToString(res.Output)
+			env.ResultEncoding = "base64"
+		}
+		env.Result = &s
+	}
+	if res.TimedOut {
+		env.ExitCode = exitTimeout
+		env.Error = &envelopeError{Message: fmt.Sprintf("timed out after %s", res.Elapsed.Round(time.Millisecond)), StderrTail: res.StderrTail}
+	} else if res.ExitCode != 0 {
+		env.Error = &envelopeError{Message: fmt.Sprintf("%s exited with code %d", res.Tool, res.ExitCode), StderrTail: res.StderrTail}
+	}
+	if err != nil {
+		env.Error = &envelopeError{Message: err.Error(), StderrTail: res.StderrTail}
+	}
+	return env
+}

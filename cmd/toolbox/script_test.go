@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain registers the test binary as `toolbox`, so every script drives
+// the real program (and its hidden sandbox helper) as a subprocess.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"toolbox": func() { os.Exit(Main()) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar. Each script gets $REPO (the
+// repository root) and a copy of toolboxes/default under
+// $WORK/toolboxes/default, whose tools read $WORK as their repository.
+func TestScripts(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join(repo, "testdata", "script"),
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("REPO", repo)
+			dst := filepath.Join(env.WorkDir, "toolboxes")
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
+			return exec.Command("cp", "-a", filepath.Join(repo, "toolboxes", "default"), dst).Run()
+		},
+		Condition: scriptCondition,
+	})
+}

@@ -1,0 +1,342 @@
+package compiler
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"toolbox/manifest"
+	"toolbox/protocol"
+	"toolbox/runspec"
+	"toolbox/sandbox"
+)
+
+// Defaults of Options.
+const (
+	DefaultParallel        = 16
+	DefaultDescribeTimeout = 10 * time.Second
+	DefaultCheckTimeout    = 30 * time.Second
+)
+
+// Options tune Compile. The zero value is usable.
+type Options struct {
+	// Sandbox overrides the toolbox file's mechanism (--sandbox); "" keeps it.
+	Sandbox string
+	// Parallel bounds how many tools are probed at once (0 = DefaultParallel).
+	Parallel int
+	// DescribeTimeout and CheckTimeout bound each probe (0 = the defaults).
+	DescribeTimeout time.Duration
+	CheckTimeout    time.Duration
+	// CallerEnv is the environment of the caller (tools that declare no
+	// sandbox see it during check, as they will at run time).
+	CallerEnv []string
+}
+
+// ToolReport is what probing found about one tool.
+type ToolReport struct {
+	Name string
+	Kind string
+	// Status is a manifest.Status* value; StatusSkipped when the sandbox
+	// mechanism cannot honour what the tool declared.
+	Status    string
+	Detail    string
+	Fix       string
+	Mechanism string
+	// Duration is how long describe and check took together.
+	Duration time.Duration
+	// Err is why the tool cannot be locked (nil when it can): describe
+	// failed or was invalid, or the sandbox refused it.
+	Err error
+}
+
+// CapabilityReport is a capability's resolution.
+type CapabilityReport struct {
+	Name     string
+	Required bool
+	Active   string
+	Backends []string
+}
+
+// Result is the outcome of Compile.
+type Result struct {
+	// Lock is nil when Errs is not empty.
+	Lock *manifest.Lock
+	// Tools holds every tool of the file, rejected ones included.
+	Tools        map[string]*ToolReport
+	Capabilities []CapabilityReport
+	// Errs lists every reason the toolbox cannot be locked.
+	Errs []error
+}
+
+// Compile probes every tool of cfg in parallel and builds the lock. It
+// never stops at the first problem: every rejected tool is in Errs with its
+// reason, and Tools reports each tool's status.
+func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
+	if opts.Parallel <= 0 {
+		opts.Parallel = DefaultParallel
+	}
+	if opts.DescribeTimeout <= 0 {
+		opts.DescribeTimeout = DefaultDescribeTimeout
+	}
+	if opts.CheckTimeout <= 0 {
+		opts.CheckTimeout = DefaultCheckTimeout
+	}
+	mech := cfg.Sandbox
+	if opts.Sandbox != "" {
+		mech = opts.Sandbox
+	}
+	lock := manifest.New()
+	lock.Sandbox, lock.EnvdirRoot, lock.EnvAllowlist, lock.Builtins = mech, cfg.EnvdirRoot, cfg.EnvAllowlist, cfg.Builtins
+	lock.File = manifest.FileRef{Path: filepath.Base(cfg.Path), SHA256: sha256Hex(cfg.Source)}
+
+	p := &prober{cfg: cfg, opts: opts, mechanism: mech, lock: lock}
+	reports := make([]*ToolReport, len(cfg.Tools))
+	locked := make([]*manifest.Tool, len(cfg.Tools))
+	sem := make(chan struct{}, opts.Parallel)
+	var wg sync.WaitGroup
+	for i, t := range cfg.Tools {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			locked[i], reports[i] = p.probe(ctx, t)
+		}()
+	}
+	wg.Wait()
+
+	res := &Result{Tools: map[string]*ToolReport{}}
+	for i, t := range cfg.Tools {
+		res.Tools[t.Name] = reports[i]
+		if reports[i].Err != nil {
+			res.Errs = append(res.Errs, reports[i].Err)
+			continue
+		}
+		lock.Tools[t.Name] = locked[i]
+	}
+	for _, cp := range cfg.Capabilities {
+		lc, errs := resolveCapability(cp, lock.Tools, res.Tools)
+		res.Errs = append(res.Errs, errs...)
+		lock.Capabilities[cp.Name] = lc
+		res.Capabilities = append(res.Capabilities, CapabilityReport{Name: cp.Name, Required: cp.Required, Active: lc.Active, Backends: lc.Backends})
+	}
+	if len(res.Errs) == 0 {
+		res.Lock = lock
+	}
+	return res
+}
+
+// resolveCapability checks that all backends declare the same args and
+// picks the active one: the first ok, else the first unverified, else none.
+func resolveCapability(cp *CapabilityDecl, tools map[string]*manifest.Tool, reports map[string]*ToolReport) (*manifest.Capability, []error) {
+	lc := &manifest.Capability{Description: cp.Description, Backends: cp.Backends, Required: cp.Required}
+	var errs []error
+	block := fmt.Sprintf("capability %q", cp.Name)
+	first := ""
+	for _, b := range cp.Backends {
+		t := tools[b]
+		if t == nil {
+			continue
+		}
+		if first == "" {
+			first = b
+			continue
+		}
+		if msg := argsDiffer(first, tools[first].Describe.Args, b, t.Describe.Args); msg != "" {
+			errs = append(errs, at(cp.BackendRange, block, msg, "all backends of a capability must declare the same args (name, backing_type, arity)"))
+		}
+	}
+	for _, want := range []string{manifest.StatusOK, manifest.StatusUnverified} {
+		for _, b := range cp.Backends {
+			if r := reports[b]; r != nil && r.Err == nil && r.Status == want {
+				lc.Active = b
+				return lc, errs
+			}
+		}
+	}
+	return lc, errs
+}
+
+// argsDiffer compares what the model sees of two arg lists and names the
+// first difference, or returns "".
+func argsDiffer(an string, a []protocol.Arg, bn string, b []protocol.Arg) string {
+	index := func(args []protocol.Arg) map[string]protocol.Arg {
+		m := map[string]protocol.Arg{}
+		for _, x := range args {
+			m[x.Name] = x
+		}
+		return m
+	}
+	am, bm := index(a), index(b)
+	names := map[string]bool{}
+	for n := range am {
+		names[n] = true
+	}
+	for n := range bm {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	for _, n := range sorted {
+		x, inA := am[n]
+		y, inB := bm[n]
+		switch {
+		case !inA:
+			return fmt.Sprintf("backends %q and %q declare different args: %q has arg %q, %q does not", an, bn, bn, n, an)
+		case !inB:
+			return fmt.Sprintf("backends %q and %q declare different args: %q has arg %q, %q does not", an, bn, an, n, bn)
+		case x.BackingType != y.BackingType:
+			return fmt.Sprintf("backends %q and %q declare different args: arg %q is %s in %q and %s in %q", an, bn, n, x.BackingType, an, y.BackingType, bn)
+		case x.Arity != y.Arity:
+			return fmt.Sprintf("backends %q and %q declare different args: arg %q is %s in %q and %s in %q", an, bn, n, x.Arity, an, y.Arity, bn)
+		}
+	}
+	return ""
+}
+
+type prober struct {
+	cfg       *Config
+	opts      Options
+	mechanism string
+	lock      *manifest.Lock
+}
+
+// probe describes, resolves the runtime of, and checks one tool.
+func (p *prober) probe(ctx context.Context, t *ToolDecl) (*manifest.Tool, *ToolReport) {
+	start := time.Now()
+	r := &ToolReport{Name: t.Name, Kind: t.Kind}
+	lt, err := p.lockTool(ctx, t, r)
+	r.Duration = time.Since(start)
+	if err != nil {
+		r.Err = err
+		if r.Status == "" {
+			r.Status = manifest.StatusFailed
+		}
+		if r.Detail == "" {
+			r.Detail = err.Error()
+		}
+		return nil, r
+	}
+	r.Status, r.Detail, r.Fix = lt.Probe.Status, lt.Probe.Detail, lt.Probe.Fix
+	return lt, r
+}
+
+func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*manifest.Tool, error) {
+	fail := func(msg, fix string) error {
+		return &Diagnostic{File: t.Range.Filename, Line: t.Range.Start.Line, Col: t.Range.Start.Column, Block: fmt.Sprintf("tool %q", t.Name), Msg: msg, Fix: fix}
+	}
+	if t.Kind == KindPlugin {
+		return nil, fail("plugin tools are not supported by this build", "declare it as a tool block if it speaks the bash-tool protocol")
+	}
+	sum, err := manifest.HashFile(t.Path)
+	if err != nil {
+		return nil, fail(fmt.Sprintf("hashing the binary: %v", err), "check the path and its permissions")
+	}
+	rel, err := filepath.Rel(p.cfg.Dir, t.Path)
+	if err != nil {
+		rel = t.Path
+	}
+	lt := &manifest.Tool{Kind: t.Kind, Path: filepath.ToSlash(rel), SHA256: sum, Platform: manifest.Platform()}
+
+	// describe runs before the tool's declarations are known, so it gets
+	// the strictest confinement the mechanism offers.
+	spec := p.describeSpec(t)
+	c, err := p.capture(ctx, spec, sandbox.Command{Path: t.Path, Args: []string{"describe"}, Env: p.describeEnv()}, p.opts.DescribeTimeout)
+	if err != nil {
+		return nil, fail(fmt.Sprintf("running describe: %v", err), "check that the tool is executable on this machine")
+	}
+	if f := c.failure("describe", p.opts.DescribeTimeout); f != nil {
+		return nil, fail(f.Error(), "`TOOL describe` must print its JSON describe document and exit 0")
+	}
+	d, err := protocol.ParseDescribe(c.stdout)
+	if err != nil {
+		return nil, fail(fmt.Sprintf("invalid describe document: %v", err), "fix the tool's describe output (DESIGN.md §2)")
+	}
+	lt.Describe = d
+	lt.Protocol = d.EffectiveProtocol()
+
+	rt, err := p.resolveRuntime(t, d)
+	if err != nil {
+		var refusal *sandbox.RefusalError
+		if errors.As(err, &refusal) {
+			r.Status = manifest.StatusSkipped
+			r.Mechanism = string(refusal.Mechanism)
+		}
+		return nil, err
+	}
+	lt.Runtime = rt
+	r.Mechanism = rt.Mechanism
+
+	if !d.Check {
+		lt.Probe = manifest.Probe{Status: manifest.StatusUnverified, Detail: "the tool declares no check"}
+		return lt, nil
+	}
+	lt.Probe = p.check(ctx, lt)
+	return lt, nil
+}
+
+// check runs `TOOL check` under the tool's real runtime.
+func (p *prober) check(ctx context.Context, lt *manifest.Tool) manifest.Probe {
+	spec, cmd, err := runspec.Prepare(p.cfg.Dir, lt, p.cfg.EnvAllowlist, runspec.Params{Verb: "check", CallerEnv: p.opts.CallerEnv})
+	if err != nil {
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("preparing check: %v", err)}
+	}
+	c, err := p.capture(ctx, spec, cmd, p.opts.CheckTimeout)
+	if err != nil {
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("running check: %v", err)}
+	}
+	res, perr := protocol.ParseCheck(c.stdout)
+	if c.timedOut || c.overflow {
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: c.failure("check", p.opts.CheckTimeout).Error()}
+	}
+	if perr != nil {
+		detail := fmt.Sprintf("check printed no valid result: %v", perr)
+		if f := c.failure("check", p.opts.CheckTimeout); f != nil {
+			detail = f.Error()
+		}
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: detail, Fix: "`TOOL check` must print {\"ok\": bool, \"detail\": ..., \"fix\": ...}"}
+	}
+	if !res.OK || c.code != 0 {
+		if res.Detail == "" {
+			if f := c.failure("check", p.opts.CheckTimeout); f != nil {
+				res.Detail = f.Error()
+			} else {
+				res.Detail = "check reported not ok"
+			}
+		}
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: res.Detail, Fix: res.Fix}
+	}
+	return manifest.Probe{Status: manifest.StatusOK, Detail: res.Detail}
+}
+
+func (p *prober) capture(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, timeout time.Duration) (*captured, error) {
+	return capture(ctx, spec, c, timeout)
+}
+
+// describeEnv is the environment of describe: only PATH and LANG, since
+// describe must be a static document.
+func (p *prober) describeEnv() []string {
+	env := []string{"PATH=" + defaultPath, "LANG=C.UTF-8"}
+	for _, kv := range p.opts.CallerEnv {
+		if len(kv) > 5 && kv[:5] == "PATH=" {
+			env[0] = kv
+		}
+	}
+	return env
+}
+
+const defaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

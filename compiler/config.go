@@ -1,0 +1,394 @@
+package compiler
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// Config is a loaded, validated toolbox file (DESIGN.md §3).
+type Config struct {
+	// Path is the toolbox file as given to Load; Dir is its absolute directory
+	// (the lock lives there, and relative paths are resolved against it).
+	Path string
+	Dir  string
+	// Source is the file's bytes, hashed into the lock.
+	Source []byte
+	// Sandbox is "bwrap", "landlock", "auto" or "none" ("none" when unset).
+	Sandbox string
+	// EnvdirRoot as written ("" = unset); relative to Dir unless absolute.
+	EnvdirRoot string
+	// EnvAllowlist is nil unless the file sets env_allowlist.
+	EnvAllowlist []string
+	// Tools in declaration order, `tools` directory sources expanded.
+	Tools []*ToolDecl
+	// Capabilities in declaration order.
+	Capabilities []*CapabilityDecl
+	// Builtins declared (e.g. "process"), sorted.
+	Builtins []string
+	// Notes are non-fatal remarks (files a `tools` source did not take).
+	Notes []string
+}
+
+// Tool kinds.
+const (
+	KindExec   = "exec"
+	KindPlugin = "plugin"
+)
+
+// ToolDecl is one tool of the toolbox file.
+type ToolDecl struct {
+	Name string
+	// Kind is KindExec or KindPlugin.
+	Kind string
+	// Path is the binary's absolute path.
+	Path string
+	// Block names the declaring block for messages: `tool "x"` or `tools "dev"`.
+	Block string
+	Range hcl.Range
+	// Timeout is the operator's default call timeout (0 = unset).
+	Timeout time.Duration
+	// AllowRunAs is false when the operator refuses a run_as declaration.
+	AllowRunAs bool
+}
+
+// CapabilityDecl is one capability block.
+type CapabilityDecl struct {
+	Name        string
+	Description string
+	Backends    []string
+	Required    bool
+	Range       hcl.Range
+	// BackendRange locates the backends attribute.
+	BackendRange hcl.Range
+}
+
+// namePattern is what strict MCP clients accept as a tool name.
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Builtins this program knows.
+var knownBuiltins = map[string]bool{"process": true}
+
+var rootSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "sandbox"}, {Name: "envdir_root"}, {Name: "env_allowlist"}},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "tool", LabelNames: []string{"name"}},
+		{Type: "plugin", LabelNames: []string{"name"}},
+		{Type: "tools", LabelNames: []string{"name"}},
+		{Type: "capability", LabelNames: []string{"name"}},
+		{Type: "builtin", LabelNames: []string{"name"}},
+	},
+}
+
+var toolSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}, {Name: "timeout"}, {Name: "allow_run_as"}},
+}
+
+var toolsSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "dir", Required: true}, {Name: "filter"}, {Name: "timeout"}, {Name: "allow_run_as"}},
+}
+
+var capabilitySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "backends", Required: true}, {Name: "required"}, {Name: "description"}},
+}
+
+// Load reads and validates the toolbox file at path. It checks everything
+// that can be checked without running a tool: syntax, known attributes and
+// blocks, values, duplicate names, unknown backends, and that every tool's
+// binary exists and is executable. The error, when not nil, is Diagnostics
+// listing every problem found.
+func Load(path string) (*Config, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Diagnostics{{File: path, Msg: fmt.Sprintf("reading the toolbox file: %v", err), Fix: "pass the toolbox file with -f or set TOOLBOX_FILE"}}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, Diagnostics{{File: path, Msg: err.Error()}}
+	}
+	cfg := &Config{Path: path, Dir: filepath.Dir(abs), Source: src, Sandbox: "none"}
+	f, hd := hclparse.NewParser().ParseHCL(src, path)
+	if hd.HasErrors() {
+		return nil, fromHCL(hd, "")
+	}
+	content, hd := f.Body.Content(rootSchema)
+	ds := fromHCL(hd, "")
+	l := &loader{cfg: cfg, names: map[string]hcl.Range{}}
+	l.diags = ds
+	l.root(content)
+	if len(l.diags) > 0 {
+		return nil, l.diags
+	}
+	return cfg, nil
+}
+
+type loader struct {
+	cfg   *Config
+	diags Diagnostics
+	// names maps every tool and capability name to where it was declared.
+	names map[string]hcl.Range
+}
+
+func (l *loader) add(d *Diagnostic) { l.diags = append(l.diags, d) }
+
+func (l *loader) root(c *hcl.BodyContent) {
+	if a := c.Attributes["sandbox"]; a != nil {
+		if s, ok := l.str(a, ""); ok {
+			switch s {
+			case "bwrap", "landlock", "auto", "none":
+				l.cfg.Sandbox = s
+			default:
+				l.add(at(a.Expr.Range(), "sandbox", fmt.Sprintf("unknown mechanism %q", s), `use "bwrap", "landlock", "auto" or "none"`))
+			}
+		}
+	}
+	if a := c.Attributes["envdir_root"]; a != nil {
+		if s, ok := l.str(a, ""); ok {
+			l.cfg.EnvdirRoot = s
+		}
+	}
+	if a := c.Attributes["env_allowlist"]; a != nil {
+		if list, ok := l.strList(a, "env_allowlist"); ok {
+			if list == nil {
+				list = []string{}
+			}
+			l.cfg.EnvAllowlist = list
+		}
+	}
+	for _, b := range c.Blocks {
+		block := fmt.Sprintf("%s %q", b.Type, b.Labels[0])
+		switch b.Type {
+		case "tool", "plugin":
+			l.tool(b, block)
+		case "tools":
+			l.toolsDir(b, block)
+		case "capability":
+			l.capability(b, block)
+		case "builtin":
+			if !knownBuiltins[b.Labels[0]] {
+				l.add(at(b.LabelRanges[0], block, fmt.Sprintf("unknown builtin %q", b.Labels[0]), `the only builtin is "process"`))
+				continue
+			}
+			if _, hd := b.Body.Content(&hcl.BodySchema{}); hd.HasErrors() {
+				l.diags = append(l.diags, fromHCL(hd, block)...)
+			}
+			if !contains(l.cfg.Builtins, b.Labels[0]) {
+				l.cfg.Builtins = append(l.cfg.Builtins, b.Labels[0])
+			}
+		}
+	}
+	sort.Strings(l.cfg.Builtins)
+	l.checkBackends()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// claim records a name, refusing duplicates and invalid names.
+func (l *loader) claim(name string, r hcl.Range, block string) bool {
+	if !namePattern.MatchString(name) {
+		l.add(at(r, block, fmt.Sprintf("invalid name %q", name), "use 1 to 64 letters, digits, '_' or '-' (what MCP clients accept)"))
+		return false
+	}
+	if first, dup := l.names[name]; dup {
+		l.add(at(r, block, fmt.Sprintf("duplicate name %q, first declared at %s:%d:%d", name, first.Filename, first.Start.Line, first.Start.Column), "give every tool and capability its own name"))
+		return false
+	}
+	l.names[name] = r
+	return true
+}
+
+func (l *loader) tool(b *hcl.Block, block string) {
+	c, hd := b.Body.Content(toolSchema)
+	l.diags = append(l.diags, fromHCL(hd, block)...)
+	if hd.HasErrors() {
+		return
+	}
+	t := &ToolDecl{Name: b.Labels[0], Kind: KindExec, Block: block, Range: b.DefRange, AllowRunAs: true}
+	if b.Type == "plugin" {
+		t.Kind = KindPlugin
+	}
+	if !l.claim(t.Name, b.LabelRanges[0], block) {
+		return
+	}
+	p, ok := l.str(c.Attributes["path"], block)
+	if !ok {
+		return
+	}
+	t.Path = l.resolve(p)
+	if !l.options(t, c, block) {
+		return
+	}
+	if l.executable(t.Path, c.Attributes["path"].Expr.Range(), block) {
+		l.cfg.Tools = append(l.cfg.Tools, t)
+	}
+}
+
+// options reads the per-tool operator settings shared by tool, plugin and tools blocks.
+func (l *loader) options(t *ToolDecl, c *hcl.BodyContent, block string) bool {
+	ok := true
+	if a := c.Attributes["timeout"]; a != nil {
+		s, sok := l.str(a, block)
+		if sok {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 {
+				l.add(at(a.Expr.Range(), block, fmt.Sprintf("invalid timeout %q", s), `write a positive duration such as "30s" or "2m"`))
+				ok = false
+			}
+			t.Timeout = d
+		} else {
+			ok = false
+		}
+	}
+	if a := c.Attributes["allow_run_as"]; a != nil {
+		v, bok := l.boolean(a, block)
+		t.AllowRunAs = v
+		ok = ok && bok
+	}
+	return ok
+}
+
+func (l *loader) toolsDir(b *hcl.Block, block string) {
+	c, hd := b.Body.Content(toolsSchema)
+	l.diags = append(l.diags, fromHCL(hd, block)...)
+	if hd.HasErrors() {
+		return
+	}
+	dir, ok := l.str(c.Attributes["dir"], block)
+	if !ok {
+		return
+	}
+	filter := ""
+	if a := c.Attributes["filter"]; a != nil {
+		if filter, ok = l.str(a, block); !ok {
+			return
+		}
+	}
+	proto := &ToolDecl{AllowRunAs: true}
+	if !l.options(proto, c, block) {
+		return
+	}
+	abs := l.resolve(dir)
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		l.add(at(c.Attributes["dir"].Expr.Range(), block, fmt.Sprintf("reading directory %q: %v", dir, unwrapPathError(err)), "point dir at an existing directory of tools"))
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !strings.Contains(name, filter) {
+			continue
+		}
+		p := filepath.Join(abs, name)
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+			l.cfg.Notes = append(l.cfg.Notes, fmt.Sprintf("%s: %s is not an executable file, not taken as a tool", block, filepath.Join(dir, name)))
+			continue
+		}
+		tname := strings.TrimSuffix(name, filepath.Ext(name))
+		if !l.claim(tname, b.DefRange, fmt.Sprintf("%s (file %s)", block, name)) {
+			continue
+		}
+		t := *proto
+		t.Name, t.Kind, t.Path, t.Block, t.Range = tname, KindExec, p, block, b.DefRange
+		l.cfg.Tools = append(l.cfg.Tools, &t)
+	}
+}
+
+func (l *loader) capability(b *hcl.Block, block string) {
+	c, hd := b.Body.Content(capabilitySchema)
+	l.diags = append(l.diags, fromHCL(hd, block)...)
+	if hd.HasErrors() {
+		return
+	}
+	cp := &CapabilityDecl{Name: b.Labels[0], Range: b.DefRange, BackendRange: c.Attributes["backends"].Expr.Range()}
+	if !l.claim(cp.Name, b.LabelRanges[0], block) {
+		return
+	}
+	list, ok := l.strList(c.Attributes["backends"], block)
+	if !ok {
+		return
+	}
+	if len(list) == 0 {
+		l.add(at(cp.BackendRange, block, "backends is empty", "list at least one tool, preferred first"))
+		return
+	}
+	cp.Backends = list
+	if a := c.Attributes["required"]; a != nil {
+		if cp.Required, ok = l.boolean(a, block); !ok {
+			return
+		}
+	}
+	if a := c.Attributes["description"]; a != nil {
+		if cp.Description, ok = l.str(a, block); !ok {
+			return
+		}
+	}
+	l.cfg.Capabilities = append(l.cfg.Capabilities, cp)
+}
+
+// checkBackends runs once every block is read, so a capability may name a
+// tool declared after it.
+func (l *loader) checkBackends() {
+	tools := map[string]bool{}
+	for _, t := range l.cfg.Tools {
+		tools[t.Name] = true
+	}
+	for _, cp := range l.cfg.Capabilities {
+		block := fmt.Sprintf("capability %q", cp.Name)
+		seen := map[string]bool{}
+		for _, b := range cp.Backends {
+			switch {
+			case seen[b]:
+				l.add(at(cp.BackendRange, block, fmt.Sprintf("backend %q is listed twice", b), "list each backend once"))
+			case !tools[b]:
+				l.add(at(cp.BackendRange, block, fmt.Sprintf("unknown backend %q", b), "name a tool or plugin declared in this file"))
+			}
+			seen[b] = true
+		}
+	}
+}
+
+// resolve makes p absolute against the toolbox file's directory.
+func (l *loader) resolve(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(l.cfg.Dir, p)
+}
+
+func (l *loader) executable(p string, r hcl.Range, block string) bool {
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		l.add(at(r, block, fmt.Sprintf("tool binary %q: %v", p, unwrapPathError(err)), "fix the path (relative paths are relative to the toolbox file)"))
+		return false
+	case !st.Mode().IsRegular():
+		l.add(at(r, block, fmt.Sprintf("tool binary %q is not a regular file", p), "point path at the tool's executable"))
+		return false
+	case st.Mode().Perm()&0o111 == 0:
+		l.add(at(r, block, fmt.Sprintf("tool binary %q is not executable", p), fmt.Sprintf("run chmod +x %s", p)))
+		return false
+	}
+	return true
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

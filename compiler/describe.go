@@ -1,0 +1,42 @@
+package compiler
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"toolbox/protocol"
+	"toolbox/sandbox"
+)
+
+// DescribeBinary runs `path describe` the way lock does (same timeout and
+// output limit, unsandboxed: it serves an author checking their own tool)
+// and validates the document. It returns the raw output too, so a caller
+// can show what the tool printed.
+func DescribeBinary(ctx context.Context, path string, callerEnv []string) (*protocol.Describe, []byte, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool binary %q: %w", path, unwrapPathError(err))
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return nil, nil, fmt.Errorf("tool binary %q is not an executable file; run chmod +x %s", path, path)
+	}
+	p := &prober{opts: Options{CallerEnv: callerEnv}}
+	c, err := capture(ctx, nil, sandbox.Command{Path: abs, Args: []string{"describe"}, Env: p.describeEnv()}, DefaultDescribeTimeout)
+	if err != nil {
+		return nil, nil, fmt.Errorf("running %s describe: %w", path, err)
+	}
+	if f := c.failure("describe", DefaultDescribeTimeout); f != nil {
+		return nil, c.stdout, fmt.Errorf("%s: %w", path, f)
+	}
+	d, err := protocol.ParseDescribe(c.stdout)
+	if err != nil {
+		return nil, c.stdout, fmt.Errorf("%s: invalid describe document: %w", path, err)
+	}
+	return d, c.stdout, nil
+}

@@ -1,0 +1,77 @@
+package compiler
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Attribute values are literals: no variables or functions exist in a
+// toolbox file, so an expression referring to anything is an error.
+
+func (l *loader) value(a *hcl.Attribute, block string) (cty.Value, bool) {
+	v, hd := a.Expr.Value(nil)
+	if hd.HasErrors() {
+		l.diags = append(l.diags, fromHCL(hd, blockOr(block, a.Name))...)
+		return cty.NilVal, false
+	}
+	if v.IsNull() || !v.IsKnown() {
+		l.add(at(a.Expr.Range(), blockOr(block, a.Name), a.Name+" is null", "give it a value or remove it"))
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+func blockOr(block, attr string) string {
+	if block == "" {
+		return attr
+	}
+	return block
+}
+
+func (l *loader) str(a *hcl.Attribute, block string) (string, bool) {
+	v, ok := l.value(a, block)
+	if !ok {
+		return "", false
+	}
+	if v.Type() != cty.String {
+		l.add(at(a.Expr.Range(), blockOr(block, a.Name), fmt.Sprintf("%s must be a string, got %s", a.Name, v.Type().FriendlyName()), `quote the value: "..."`))
+		return "", false
+	}
+	return v.AsString(), true
+}
+
+func (l *loader) boolean(a *hcl.Attribute, block string) (bool, bool) {
+	v, ok := l.value(a, block)
+	if !ok {
+		return false, false
+	}
+	if v.Type() != cty.Bool {
+		l.add(at(a.Expr.Range(), blockOr(block, a.Name), fmt.Sprintf("%s must be a bool, got %s", a.Name, v.Type().FriendlyName()), "write true or false"))
+		return false, false
+	}
+	return v.True(), true
+}
+
+func (l *loader) strList(a *hcl.Attribute, block string) ([]string, bool) {
+	v, ok := l.value(a, block)
+	if !ok {
+		return nil, false
+	}
+	t := v.Type()
+	if !t.IsTupleType() && !t.IsListType() {
+		l.add(at(a.Expr.Range(), blockOr(block, a.Name), fmt.Sprintf("%s must be a list of strings, got %s", a.Name, t.FriendlyName()), `write ["a", "b"]`))
+		return nil, false
+	}
+	var out []string
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		if e.IsNull() || e.Type() != cty.String {
+			l.add(at(a.Expr.Range(), blockOr(block, a.Name), a.Name+" must be a list of strings", `write ["a", "b"]`))
+			return nil, false
+		}
+		out = append(out, e.AsString())
+	}
+	return out, true
+}

@@ -1,0 +1,259 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"toolbox/manifest"
+	"toolbox/protocol"
+	"toolbox/runspec"
+	"toolbox/sandbox"
+)
+
+// Request is one call of a locked tool.
+type Request struct {
+	// LockPath is the absolute path of toolbox.lock.json; paths in the lock
+	// are relative to its directory.
+	LockPath string
+	// Lock is the lock at LockPath, already read by the caller
+	// (manifest.Read). nil is refused.
+	Lock *manifest.Lock
+	// Name is a tool or a capability name.
+	Name string
+	// Backends are --backend overrides, capability name → tool name (see
+	// Resolve). nil for none.
+	Backends map[string]string
+	// Args are the argument values, a decoded JSON object
+	// (protocol.DecodeArgs). nil means no arguments.
+	Args map[string]any
+	// Timeout is the call timeout; 0 means the operator's default for the
+	// tool (the lock's runtime.timeout_seconds), else DefaultTimeout.
+	Timeout time.Duration
+	// Stdout, when non-nil, receives the tool's stdout as it arrives,
+	// exactly as the tool printed it (plain CLI output); Result.Output then
+	// stays nil. jsonl events and lines are still parsed into the Result.
+	Stdout io.Writer
+	// Stderr, when non-nil, receives the tool's stderr live. Its tail is
+	// kept in Result.StderrTail either way.
+	Stderr io.Writer
+	// CallerEnv is the caller's environment (os.Environ()); what of it the
+	// tool sees is runspec's rule (DESIGN.md §2).
+	CallerEnv []string
+	// Session is the TOOLBOX_SESSION value; "" for none.
+	Session string
+}
+
+// Result is how a tool that ran ended. Exactly one of Output (raw and
+// chunks framing, when not streamed), Events (jsonl) or Lines (lines) holds
+// the result; Message replaces an exactly empty stdout.
+type Result struct {
+	// Tool is the locked tool that ran.
+	Tool string `json:"tool"`
+	// Backend is the backend chosen when Request.Name was a capability
+	// (equal to Tool), "" when it named the tool itself.
+	Backend string `json:"backend,omitempty"`
+	// Capability is Request.Name when it was a capability, else "".
+	Capability string `json:"capability,omitempty"`
+	// ExitCode is the tool's exit code; 128+N when a signal N killed it;
+	// ExitTimeout (124) when the call timed out.
+	ExitCode int `json:"exit_code"`
+	// TimedOut says the call timeout (or the context's deadline) expired
+	// and the tool was stopped.
+	TimedOut bool `json:"timed_out,omitempty"`
+	// Canceled says the context was canceled and the tool was stopped.
+	// ExitCode is then what the stopped tool exited with.
+	Canceled bool `json:"canceled,omitempty"`
+	// Framing is the output framing: FramingRaw ("", v1),
+	// protocol.FramingJSONL, FramingLines or FramingChunks.
+	Framing string `json:"framing,omitempty"`
+	// Output is stdout for raw and chunks framing, nil when it was
+	// streamed to Request.Stdout.
+	Output []byte `json:"output,omitempty"`
+	// StdoutBytes counts every byte the tool wrote to stdout.
+	StdoutBytes int64 `json:"stdout_bytes"`
+	// Truncated says more than MaxResultBytes of stdout arrived and only
+	// the first MaxResultBytes were kept (whole lines for jsonl and lines).
+	Truncated bool `json:"truncated,omitempty"`
+	// Binary says stdout was not UTF-8.
+	Binary bool `json:"binary,omitempty"`
+	// MediaType is the declared output-media-type; for binary output
+	// without one, application/octet-stream.
+	MediaType string `json:"media_type,omitempty"`
+	// Message is the empty-result AddMessage text, set when stdout was
+	// exactly empty and the tool exited 0.
+	Message string `json:"message,omitempty"`
+	// Events are the jsonl lines in order (blank lines skipped).
+	Events []Event `json:"events,omitempty"`
+	// Lines are the stdout lines without their "\n".
+	Lines []string `json:"lines,omitempty"`
+	// StderrTail is the last StderrTailBytes of stderr.
+	StderrTail string `json:"stderr_tail,omitempty"`
+	// Elapsed is the wall time from start to exit.
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Event is one jsonl output line: Event when it is valid, else Invalid with
+// the Raw line and the validation Error. Invalid lines are never dropped.
+type Event struct {
+	Event   json.RawMessage `json:"event,omitempty"`
+	Invalid bool            `json:"invalid,omitempty"`
+	Raw     string          `json:"raw,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// Run resolves, verifies and runs one call (see the package doc). A
+// service tool is refused (it is started, not called); a stream tool is
+// run to its end like a oneshot, its events collected in the Result. Errors
+// before launch are *RefusedError, *ArgError, or wrap ErrNotFound or
+// ErrNotExecutable (ExitCode maps them). A tool that ran returns a Result
+// and a nil error whatever its exit code; a non-nil error with a Result
+// means the run happened but writing to Request.Stdout or waiting failed.
+func Run(ctx context.Context, req Request) (*Result, error) {
+	toolName, backend, err := Resolve(req.Lock, req.Name, req.Backends)
+	if err != nil {
+		return nil, err
+	}
+	if err := Verify(req.LockPath, req.Lock, toolName); err != nil {
+		return nil, err
+	}
+	t := req.Lock.Tools[toolName]
+	if err := runnable(toolName, t); err != nil {
+		return nil, err
+	}
+	args, err := toolArgs(toolName, t)
+	if err != nil {
+		return nil, err
+	}
+	values := req.Args
+	if values == nil {
+		values = map[string]any{}
+	}
+	if err := protocol.ValidateArgs(args, values); err != nil {
+		return nil, &ArgError{Tool: toolName, Err: err}
+	}
+	inv, err := protocol.Encode(args, values)
+	if err != nil {
+		return nil, &ArgError{Tool: toolName, Err: err}
+	}
+	framing := t.Describe.Framing()
+	var validator *protocol.EventValidator
+	if framing == protocol.FramingJSONL {
+		if schema := outputSchema(t.Describe); len(schema) > 0 {
+			if validator, err = protocol.CompileEventSchema(schema); err != nil {
+				return nil, &RefusedError{
+					What: fmt.Sprintf("compiling the output event schema of %q: %v", toolName, err),
+					Fix:  relockFix, Err: err,
+				}
+			}
+		}
+	}
+	// runspec puts the verb and, for one command of a multi-command binary,
+	// the command's name before the encoded arguments.
+	spec, cmd, err := runspec.Prepare(filepath.Dir(req.LockPath), t, req.Lock.EnvAllowlist, runspec.Params{
+		Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env, Stdin: inv.Stdin,
+		CallerEnv: req.CallerEnv, Session: req.Session,
+	})
+	if err != nil {
+		return nil, err // it names the tool and the fix
+	}
+	res, err := execute(ctx, spec, cmd, execOptions{
+		framing: framing, validator: validator,
+		timeout: callTimeout(req.Timeout, t), stop: stopFor(t.Describe),
+		stdout: req.Stdout, stderr: req.Stderr,
+		emptyResult: t.Describe.EmptyResult, mediaType: t.Describe.OutputMediaType,
+	})
+	if res == nil {
+		return nil, err // it never started
+	}
+	res.Tool, res.Backend = toolName, backend
+	if backend != "" {
+		res.Capability = req.Name
+	}
+	return res, err
+}
+
+// runnable refuses what this launcher must not run.
+func runnable(name string, t *manifest.Tool) error {
+	if t.Kind != "exec" {
+		return &RefusedError{
+			What: fmt.Sprintf("tool %q is a %q tool; this launcher runs exec tools only", name, t.Kind),
+			Fix:  "run it through a front-end that supports plugins",
+		}
+	}
+	d := t.Describe
+	if d.Mode() == protocol.ProcessService {
+		return &RefusedError{
+			What: fmt.Sprintf("tool %q is a service, not a oneshot", name),
+			Fix:  "start it with `toolbox start`",
+		}
+	}
+	if m := t.Runtime.Mechanism; (m == "" || m == string(sandbox.None)) && d.Runtime != nil {
+		var field string
+		switch {
+		case d.Runtime.Sandbox != nil:
+			field = "runtime.sandbox"
+		case d.Runtime.RunAs != nil:
+			field = "runtime.run_as"
+		}
+		if field != "" {
+			return &RefusedError{
+				What: fmt.Sprintf("tool %q declares %s but is locked with sandbox mechanism %q; it is never run unconfined", name, field, "none"),
+				Fix:  "set sandbox = \"auto\" (or bwrap, landlock) in the toolbox file and run `toolbox lock`",
+			}
+		}
+	}
+	return nil
+}
+
+// toolArgs returns the declared args: the command's for one command of a
+// multi-command binary.
+func toolArgs(name string, t *manifest.Tool) ([]protocol.Arg, error) {
+	args, ok := t.Describe.CommandArgs(t.Command)
+	if !ok {
+		return nil, &RefusedError{
+			What: fmt.Sprintf("tool %q names command %q, which its describe document lacks", name, t.Command),
+			Fix:  relockFix,
+		}
+	}
+	return args, nil
+}
+
+func outputSchema(d *protocol.Describe) json.RawMessage {
+	if d.Process == nil || d.Process.Output == nil {
+		return nil
+	}
+	return d.Process.Output.Event
+}
+
+// callTimeout: the request's, else the operator's, else DefaultTimeout.
+func callTimeout(req time.Duration, t *manifest.Tool) time.Duration {
+	switch {
+	case req > 0:
+		return req
+	case t.Runtime.TimeoutSeconds > 0:
+		return time.Duration(t.Runtime.TimeoutSeconds * float64(time.Second))
+	}
+	return DefaultTimeout
+}
+
+// stopFor reads runtime.cancel and runtime.timeout.stop. A {"send": EVENT}
+// cancel becomes SIGTERM: a oneshot's stdin is closed once its stdin-mode
+// arguments are written (v1 rule), so there is no open stdin to send on.
+func stopFor(d *protocol.Describe) stopPlan {
+	plan := stopPlan{signal: syscall.SIGTERM, grace: DefaultStopGrace}
+	if d.Runtime == nil {
+		return plan
+	}
+	if c := d.Runtime.Cancel; c != nil && c.Signal == protocol.SignalInt {
+		plan.signal = syscall.SIGINT
+	}
+	if to := d.Runtime.Timeout; to != nil && to.Stop != nil && *to.Stop >= 0 {
+		plan.grace = time.Duration(*to.Stop * float64(time.Second))
+	}
+	return plan
+}

@@ -1,0 +1,183 @@
+package manifest
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Diff says what changed from prev (the lock on disk) to next (the lock the
+// compiler would write), one short human-readable line per change, in a
+// deterministic order: toolbox file, top-level settings, then tools and
+// capabilities by name. It returns nil when the locks are equal.
+//
+// A nil prev gives the single line "no lock file"; a nil next gives "lock
+// removed". Hashes are shortened to their first 12 digits. Differences in
+// parts Diff does not name field by field (the header, say) are reported as
+// one catch-all line, so Diff is empty exactly when Marshal would produce
+// the same bytes for both.
+func Diff(prev, next *Lock) []string {
+	switch {
+	case prev == nil && next == nil:
+		return nil
+	case prev == nil:
+		return []string{"no lock file"}
+	case next == nil:
+		return []string{"lock removed"}
+	}
+	var d differ
+	if prev.Version != next.Version {
+		d.addf("format version %d -> %d", prev.Version, next.Version)
+	}
+	d.str("toolbox file path:", prev.File.Path, next.File.Path)
+	if prev.File.SHA256 != next.File.SHA256 {
+		d.addf("toolbox file changed (sha256 %s -> %s)", short(prev.File.SHA256), short(next.File.SHA256))
+	}
+	d.str("sandbox:", prev.Sandbox, next.Sandbox)
+	d.str("envdir_root:", prev.EnvdirRoot, next.EnvdirRoot)
+	d.list("env_allowlist:", prev.EnvAllowlist, next.EnvAllowlist)
+	d.list("builtins:", prev.Builtins, next.Builtins)
+	for _, name := range unionKeys(prev.Tools, next.Tools) {
+		d.tool(name, prev.Tools[name], next.Tools[name])
+	}
+	for _, name := range unionKeys(prev.Capabilities, next.Capabilities) {
+		d.capability(name, prev.Capabilities[name], next.Capabilities[name])
+	}
+	if len(d.lines) == 0 && !sameEncoding(prev, next) {
+		d.addf("lock content differs (run toolbox lock to rewrite it)")
+	}
+	return d.lines
+}
+
+type differ struct{ lines []string }
+
+func (d *differ) addf(format string, args ...any) {
+	d.lines = append(d.lines, fmt.Sprintf(format, args...))
+}
+
+func (d *differ) str(what, a, b string) {
+	if a != b {
+		d.addf("%s %q -> %q", what, a, b)
+	}
+}
+
+// list compares lists where nil (unset) differs from empty.
+func (d *differ) list(what string, a, b []string) {
+	if (a == nil) != (b == nil) || !slices.Equal(a, b) {
+		d.addf("%s %s -> %s", what, showList(a), showList(b))
+	}
+}
+
+func (d *differ) tool(name string, a, b *Tool) {
+	at := fmt.Sprintf("tool %q", name)
+	switch {
+	case a == nil && b == nil:
+		return
+	case a == nil:
+		d.addf("%s: added", at)
+		return
+	case b == nil:
+		d.addf("%s: removed", at)
+		return
+	}
+	d.str(at+": kind", a.Kind, b.Kind)
+	d.str(at+": path", a.Path, b.Path)
+	if a.SHA256 != b.SHA256 {
+		d.addf("%s: binary changed (sha256 %s -> %s)", at, short(a.SHA256), short(b.SHA256))
+	}
+	d.str(at+": platform", a.Platform, b.Platform)
+	if a.Protocol != b.Protocol {
+		d.addf("%s: protocol %d -> %d", at, a.Protocol, b.Protocol)
+	}
+	d.str(at+": command", a.Command, b.Command)
+	if !sameJSON(a.Describe, b.Describe) {
+		d.addf("%s: describe document changed", at)
+	}
+	ra, rb := a.Runtime, b.Runtime
+	d.str(at+": runtime mechanism", ra.Mechanism, rb.Mechanism)
+	if ia, ib := showIdentity(ra.RunAs), showIdentity(rb.RunAs); ia != ib {
+		d.addf("%s: runtime run_as %s -> %s", at, ia, ib)
+	}
+	d.str(at+": runtime envdir", ra.Envdir, rb.Envdir)
+	d.str(at+": runtime rundir", ra.Rundir, rb.Rundir)
+	if ra.TimeoutSeconds != rb.TimeoutSeconds {
+		d.addf("%s: runtime timeout %gs -> %gs", at, ra.TimeoutSeconds, rb.TimeoutSeconds)
+	}
+	d.str(at+": probe status", a.Probe.Status, b.Probe.Status)
+	d.str(at+": probe detail", a.Probe.Detail, b.Probe.Detail)
+	d.str(at+": probe fix", a.Probe.Fix, b.Probe.Fix)
+}
+
+func (d *differ) capability(name string, a, b *Capability) {
+	at := fmt.Sprintf("capability %q", name)
+	switch {
+	case a == nil && b == nil:
+		return
+	case a == nil:
+		d.addf("%s: added", at)
+		return
+	case b == nil:
+		d.addf("%s: removed", at)
+		return
+	}
+	d.str(at+": description", a.Description, b.Description)
+	if !slices.Equal(a.Backends, b.Backends) {
+		d.addf("%s: backends %q -> %q", at, a.Backends, b.Backends)
+	}
+	if a.Required != b.Required {
+		d.addf("%s: required %t -> %t", at, a.Required, b.Required)
+	}
+	d.str(at+": active", a.Active, b.Active)
+}
+
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	if hash == "" {
+		return "(none)"
+	}
+	return hash
+}
+
+func showList(l []string) string {
+	if l == nil {
+		return "(unset)"
+	}
+	return fmt.Sprintf("%q", l)
+}
+
+func showIdentity(id *Identity) string {
+	if id == nil {
+		return "(caller)"
+	}
+	return fmt.Sprintf("%q (uid %d, gid %d, groups %v)", id.User, id.UID, id.GID, id.Groups)
+}
+
+// sameJSON compares two values by their canonical encoding; values that do
+// not encode count as different.
+func sameJSON(a, b any) bool {
+	ea, errA := canonicalJSON(a)
+	eb, errB := canonicalJSON(b)
+	return errA == nil && errB == nil && bytes.Equal(ea, eb)
+}
+
+// sameEncoding compares two locks by canonical encoding without validating
+// them: Diff also explains differences between invalid locks.
+func sameEncoding(a, b *Lock) bool {
+	ea, errA := encodeCanonical(normalized(a))
+	eb, errB := encodeCanonical(normalized(b))
+	return errA == nil && errB == nil && bytes.Equal(ea, eb)
+}

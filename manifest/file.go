@@ -1,0 +1,124 @@
+package manifest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+)
+
+// LockPath returns the lock file that belongs to a toolbox file: beside it,
+// "x.hcl" becoming "x.lock.json". A name with any other extension (or none)
+// gets ".lock.json" appended: "x.toolbox" gives "x.toolbox.lock.json".
+func LockPath(toolboxFile string) string {
+	// A file named just ".hcl" has no stem to keep.
+	if base, ok := strings.CutSuffix(toolboxFile, ".hcl"); ok && filepath.Base(toolboxFile) != ".hcl" {
+		return base + ".lock.json"
+	}
+	return toolboxFile + ".lock.json"
+}
+
+// Platform is the platform a lock records for its binaries and a run is
+// refused on when it differs: GOOS/GOARCH, e.g. "linux/amd64".
+func Platform() string { return runtime.GOOS + "/" + runtime.GOARCH }
+
+// Read reads and decodes the lock at path (see Unmarshal). A missing file
+// returns an error wrapping fs.ErrNotExist, so callers can tell the
+// operator to run `toolbox lock`.
+func Read(path string) (*Lock, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading lock: %w", err)
+	}
+	l, err := Unmarshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("reading lock %q: %w", path, err)
+	}
+	return l, nil
+}
+
+// Write encodes l canonically (see Marshal) and replaces path atomically: a
+// temporary file in the same directory is written, synced, given mode 0644
+// and renamed over path, then the directory is synced. A reader sees the
+// old lock or the new one, never a mix; on any failure the temporary file
+// is removed and path is left as it was.
+func Write(path string, l *Lock) error {
+	data, err := Marshal(l)
+	if err != nil {
+		return fmt.Errorf("writing lock %q: %w", path, err)
+	}
+	if err := writeFileAtomic(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing lock %q: %w", path, err)
+	}
+	return nil
+}
+
+// writeFileAtomic is Write without the encoding.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600; a lock is read by whoever runs tools.
+	if err = tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes the rename durable. File systems that cannot fsync a
+// directory say EINVAL; that is not a failure.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("syncing directory: %w", err)
+	}
+	return nil
+}
+
+// HashFile returns the hex SHA-256 of the file at path (lower case, 64
+// digits), reading it as a stream.
+func HashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("hashing file: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hashing file %q: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

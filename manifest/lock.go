@@ -1,0 +1,128 @@
+package manifest
+
+import "toolbox/protocol"
+
+// FormatVersion is the lock format this program reads and writes.
+const FormatVersion = 1
+
+// HeaderText is the sentence every lock carries in Lock.Header (its
+// "_comment" key), so that a reader of the file knows who owns it.
+const HeaderText = "This file is maintained by `toolbox lock`. Do not edit it by hand."
+
+// New returns an empty lock of the current format: Version and Header set,
+// Tools and Capabilities empty but non-nil. The compiler fills in the rest.
+func New() *Lock {
+	return &Lock{
+		Version:      FormatVersion,
+		Header:       HeaderText,
+		Tools:        map[string]*Tool{},
+		Capabilities: map[string]*Capability{},
+	}
+}
+
+// Lock is the whole toolbox.lock.json (DESIGN.md §4). Maps marshal with
+// sorted keys, so the encoding is canonical.
+type Lock struct {
+	// Version is FormatVersion.
+	Version int `json:"version"`
+	// Header is a fixed sentence saying the file is maintained by `toolbox lock`.
+	Header string `json:"_comment"`
+	// File is the toolbox file's name (relative to the lock) and sha256 (hex).
+	File FileRef `json:"toolbox_file"`
+	// Sandbox is the mechanism the toolbox file (or --sandbox) asked for:
+	// "bwrap", "landlock", "auto" or "none".
+	Sandbox string `json:"sandbox"`
+	// EnvdirRoot is the envdir root as resolved from the toolbox file:
+	// relative to the lock's directory unless written absolute; "" when unset.
+	EnvdirRoot string `json:"envdir_root,omitempty"`
+	// EnvAllowlist, when non-nil, is the operator's env_allowlist applied to
+	// every tool. nil (key absent) means unset; an empty non-nil list (key
+	// present, []) means no variable at all is passed, so the tag has no
+	// omitempty: Marshal drops the key only when the list is nil.
+	EnvAllowlist []string `json:"env_allowlist"`
+	// Builtins lists the builtins declared (e.g. "process"), sorted and
+	// unique (Marshal sorts them).
+	Builtins     []string               `json:"builtins,omitempty"`
+	Tools        map[string]*Tool       `json:"tools"`
+	Capabilities map[string]*Capability `json:"capabilities"`
+}
+
+// FileRef names a file relative to the lock and pins its content.
+type FileRef struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Tool is one locked tool.
+type Tool struct {
+	// Kind is "exec" or "plugin".
+	Kind string `json:"kind"`
+	// Path of the binary, relative to the lock's directory (slash-separated).
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	// Platform is GOOS/GOARCH of the machine that locked it.
+	Platform string `json:"platform"`
+	// Protocol is the tool protocol (1 or 2), or for plugins the negotiated
+	// plugin protocol version; at least 1 whenever Describe is set.
+	Protocol int `json:"protocol"`
+	// Command is set for a tool that is one command of a multi-command binary.
+	Command string `json:"command,omitempty"`
+	// Describe is the validated describe document. It is required unless
+	// Probe.Status is StatusFailed or StatusSkipped (a tool whose describe
+	// could not run has none).
+	Describe *protocol.Describe `json:"describe,omitempty"`
+	// Runtime is what the launcher applies, resolved at lock time.
+	Runtime Runtime `json:"runtime"`
+	// Probe is the result of describe/check at lock time.
+	Probe Probe `json:"probe"`
+}
+
+// Runtime is the resolved runtime of a tool.
+type Runtime struct {
+	// Mechanism is "none", "bwrap" or "landlock" (what auto chose).
+	Mechanism string `json:"mechanism"`
+	// RunAs is the resolved identity, nil to run as the caller.
+	RunAs *Identity `json:"run_as,omitempty"`
+	// Envdir is the envdir, relative to the lock's directory unless the
+	// operator gave an absolute envdir_root; "" when none.
+	Envdir string `json:"envdir,omitempty"`
+	// Rundir is the working directory, relative to the lock's directory
+	// (resolved from the describe document's rundir); "" for the caller's.
+	Rundir string `json:"rundir,omitempty"`
+	// TimeoutSeconds is the operator's default call timeout (0 = the program default).
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+}
+
+// Identity is a resolved run_as.
+type Identity struct {
+	User   string   `json:"user"`
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
+}
+
+// Probe statuses (DESIGN.md §2 check, §4).
+const (
+	StatusOK         = "ok"
+	StatusFailed     = "failed"
+	StatusUnverified = "unverified"
+	StatusSkipped    = "skipped"
+)
+
+// Probe is a probe result. No timings: the lock must be byte-identical for
+// identical inputs.
+type Probe struct {
+	Status string `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// Capability is one locked capability.
+type Capability struct {
+	Description string   `json:"description,omitempty"`
+	Backends    []string `json:"backends"`
+	Required    bool     `json:"required,omitempty"`
+	// Active is the first backend whose probe is ok, else the first
+	// unverified, else "".
+	Active string `json:"active,omitempty"`
+}

@@ -1,0 +1,220 @@
+package manifest
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"toolbox/protocol"
+)
+
+// VersionError is returned by Unmarshal (and Read) for a lock written in
+// another format version. Its message carries the fix.
+type VersionError struct {
+	// Version is the version the lock declares (0 when the key is absent).
+	Version int
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("lock format version is %d, this program reads version %d: run toolbox lock", e.Version, FormatVersion)
+}
+
+// InvalidError lists every problem found in a lock, in a deterministic
+// order: top-level fields, then tools and capabilities by name.
+type InvalidError struct {
+	// Problems are short sentences, each naming the key at fault.
+	Problems []string
+}
+
+func (e *InvalidError) Error() string {
+	return "invalid lock: " + strings.Join(e.Problems, "; ")
+}
+
+// Sandbox requests a toolbox may make, and mechanisms a tool may be locked
+// with (auto is resolved per tool at lock time).
+var (
+	sandboxRequests = []string{"auto", "bwrap", "landlock", "none"}
+	toolMechanisms  = []string{"bwrap", "landlock", "none"}
+	toolKinds       = []string{"exec", "plugin"}
+	probeStatuses   = []string{StatusOK, StatusFailed, StatusUnverified, StatusSkipped}
+)
+
+// Validate checks that the parts of l agree with each other and with the
+// format: version and header, hashes that are hex SHA-256, known sandbox,
+// kinds, mechanisms and statuses, a describe document for every tool that
+// was probed successfully, and capabilities whose backends and active
+// backend are locked tools. It returns nil or an *InvalidError listing
+// every problem. It does not touch the file system.
+func (l *Lock) Validate() error {
+	var v validator
+	if l.Version != FormatVersion {
+		v.addf("version is %d, want %d", l.Version, FormatVersion)
+	}
+	if l.Header != HeaderText {
+		v.addf("_comment must be %q", HeaderText)
+	}
+	if l.File.Path == "" {
+		v.addf("toolbox_file.path is missing")
+	}
+	v.sha256("toolbox_file.sha256", l.File.SHA256)
+	v.oneOf("sandbox", l.Sandbox, sandboxRequests)
+	v.names("env_allowlist", l.EnvAllowlist, false)
+	v.names("builtins", l.Builtins, true)
+	if l.Tools == nil {
+		v.addf("tools is missing")
+	}
+	if l.Capabilities == nil {
+		v.addf("capabilities is missing")
+	}
+	for _, name := range sortedKeys(l.Tools) {
+		v.tool(name, l.Tools[name])
+	}
+	for _, name := range sortedKeys(l.Capabilities) {
+		v.capability(name, l.Capabilities[name], l.Tools)
+	}
+	if len(v.problems) > 0 {
+		return &InvalidError{Problems: v.problems}
+	}
+	return nil
+}
+
+type validator struct{ problems []string }
+
+func (v *validator) addf(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+func (v *validator) oneOf(key, value string, allowed []string) {
+	if !slices.Contains(allowed, value) {
+		v.addf("%s is %q, want one of %s", key, value, strings.Join(allowed, ", "))
+	}
+}
+
+func (v *validator) sha256(key, value string) {
+	if !isSHA256(value) {
+		v.addf("%s is %q, want 64 lower-case hex digits", key, value)
+	}
+}
+
+// names checks a list of names: non-empty, no "=", no duplicates, and
+// sorted when the format says so.
+func (v *validator) names(key string, list []string, wantSorted bool) {
+	seen := map[string]bool{}
+	for _, n := range list {
+		switch {
+		case n == "" || strings.ContainsAny(n, "=\x00"):
+			v.addf("%s holds an invalid name %q", key, n)
+		case seen[n]:
+			v.addf("%s lists %q twice", key, n)
+		}
+		seen[n] = true
+	}
+	if wantSorted && !slices.IsSorted(list) {
+		v.addf("%s is not sorted", key)
+	}
+}
+
+func (v *validator) tool(name string, t *Tool) {
+	at := fmt.Sprintf("tool %q", name)
+	if name == "" {
+		v.addf("tools has an empty name")
+	}
+	if t == nil {
+		v.addf("%s is null", at)
+		return
+	}
+	v.oneOf(at+": kind", t.Kind, toolKinds)
+	if t.Path == "" {
+		v.addf("%s: path is missing", at)
+	}
+	v.sha256(at+": sha256", t.SHA256)
+	if goos, goarch, ok := strings.Cut(t.Platform, "/"); !ok || goos == "" || goarch == "" {
+		v.addf("%s: platform is %q, want GOOS/GOARCH", at, t.Platform)
+	}
+	v.oneOf(at+": probe.status", t.Probe.Status, probeStatuses)
+	v.oneOf(at+": runtime.mechanism", t.Runtime.Mechanism, toolMechanisms)
+	if t.Runtime.TimeoutSeconds < 0 {
+		v.addf("%s: runtime.timeout_seconds is negative", at)
+	}
+	probed := t.Probe.Status == StatusOK || t.Probe.Status == StatusUnverified
+	switch {
+	case t.Describe == nil && probed:
+		v.addf("%s: describe is missing (required when probe.status is %q)", at, t.Probe.Status)
+	case t.Describe != nil && t.Protocol < 1:
+		v.addf("%s: protocol is %d, want 1 or more", at, t.Protocol)
+	}
+	// protocol.Cancel refuses to marshal unless exactly one of its forms is
+	// set; a lock that cannot be written back is not a valid lock.
+	if rt := describeRuntime(t); rt != nil && rt.Cancel != nil && (rt.Cancel.Signal == "") == (len(rt.Cancel.Send) == 0) {
+		v.addf("%s: describe runtime.cancel must be a signal name or {\"send\": EVENT}", at)
+	}
+	if t.Command != "" && t.Describe != nil && !hasCommand(t, t.Command) {
+		v.addf("%s: command %q is not among the describe document's commands", at, t.Command)
+	}
+}
+
+func describeRuntime(t *Tool) *protocol.Runtime {
+	if t.Describe == nil {
+		return nil
+	}
+	return t.Describe.Runtime
+}
+
+func hasCommand(t *Tool, name string) bool {
+	for _, c := range t.Describe.Commands {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *validator) capability(name string, c *Capability, tools map[string]*Tool) {
+	at := fmt.Sprintf("capability %q", name)
+	if name == "" {
+		v.addf("capabilities has an empty name")
+	}
+	if c == nil {
+		v.addf("%s is null", at)
+		return
+	}
+	if len(c.Backends) == 0 {
+		v.addf("%s: backends is empty", at)
+	}
+	seen := map[string]bool{}
+	for _, b := range c.Backends {
+		if _, ok := tools[b]; !ok {
+			v.addf("%s: backend %q is not a locked tool", at, b)
+		}
+		if seen[b] {
+			v.addf("%s: backend %q is listed twice", at, b)
+		}
+		seen[b] = true
+	}
+	if c.Active == "" {
+		return
+	}
+	if _, ok := tools[c.Active]; !ok {
+		v.addf("%s: active %q is not a locked tool", at, c.Active)
+	} else if !seen[c.Active] {
+		v.addf("%s: active %q is not one of its backends", at, c.Active)
+	}
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

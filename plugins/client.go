@@ -1,0 +1,296 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "toolbox/plugins/proto"
+	"toolbox/sandbox"
+)
+
+// DefaultStartTimeout bounds the handshake when Options.StartTimeout is 0.
+const DefaultStartTimeout = 10 * time.Second
+
+// Options tune Start. The zero value gives the documented defaults.
+type Options struct {
+	// StartTimeout bounds the time from starting the process to its
+	// handshake line; 0 means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Dir is the plugin's working directory; "" means the caller's.
+	Dir string
+	// Stderr, when non-nil, receives a copy of everything the plugin writes
+	// to its stderr (its logs). The last 4 KiB are kept regardless and
+	// quoted in errors.
+	Stderr io.Writer
+	// SocketDir is the directory under which go-plugin creates the plugin's
+	// socket directory. "" means os.TempDir() when that is short enough and
+	// /tmp otherwise: a unix socket path longer than 108 bytes breaks the
+	// handshake (NOTES.md).
+	SocketDir string
+}
+
+// Client is a started plugin. Its methods are safe for concurrent use. It
+// must be closed; Close is idempotent.
+type Client struct {
+	path    string
+	pc      *plugin.Client
+	r       *procRunner
+	tool    pb.ToolClient
+	version int
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// Start starts the plugin at path with Options{} (see Options.Start).
+func Start(ctx context.Context, path string, spec *sandbox.Spec, env []string) (*Client, error) {
+	return Options{}.Start(ctx, path, spec, env)
+}
+
+// Start starts the plugin at path (absolute) under spec (nil: unconfined)
+// with env as its complete environment: nothing of the caller's environment
+// is added, only go-plugin's handshake variables. It returns once the
+// handshake has completed and the Tool service is dispensed.
+//
+// The plugin gets no stdin and runs as the leader of its own process group.
+// The binary is not verified here: the caller checks it against the lock
+// before calling Start.
+//
+// Errors, each naming the plugin and the reason: ErrNotPlugin,
+// ErrProtocolVersion, ErrStdoutBeforeHandshake, ErrStartTimeout, ctx's
+// error when ctx ends first, or a wrapped exec error when the file cannot
+// be started. On error nothing is left running.
+//
+// The go-plugin client is managed: a program calling Start must defer
+// plugin.CleanupClients() in its main function.
+func (o Options) Start(ctx context.Context, path string, spec *sandbox.Spec, env []string) (*Client, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("starting plugin %q: %w", path, err)
+	}
+	timeout := o.StartTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	c := &Client{path: path, closed: make(chan struct{})}
+	// The runner is made by go-plugin's goroutine; abort stops it when ctx
+	// ends before the handshake.
+	var made atomic.Pointer[procRunner]
+	abort := make(chan struct{})
+	cfg := &plugin.ClientConfig{
+		HandshakeConfig:  Handshake,
+		Plugins:          PluginSet(nil),
+		AllowedProtocols: AllowedProtocols,
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name:   "plugin",
+			Output: io.Discard,
+			Level:  hclog.Off,
+		}),
+		StartTimeout: timeout,
+		Stderr:       io.Discard,
+		SyncStdout:   io.Discard,
+		SkipHostEnv:  true,
+		Managed:      true,
+		UnixSocketConfig: &plugin.UnixSocketConfig{
+			TempDir: socketBase(o.SocketDir),
+		},
+		RunnerFunc: func(_ hclog.Logger, gp *exec.Cmd, socketDir string) (runner.Runner, error) {
+			cmd, release, err := pluginCmd(path, spec, socketDir, o.Dir, append(slices.Clone(env), gp.Env...))
+			if err != nil {
+				return nil, err
+			}
+			r := newProcRunner(path, cmd, release, o.Stderr, abort)
+			made.Store(r)
+			return r, nil
+		},
+	}
+	c.pc = plugin.NewClient(cfg)
+	// What the plugin writes to os.Stderr after Serve arrives over
+	// go-plugin's stdio stream: keep it with the rest of its stderr.
+	cfg.SyncStderr = stderrSink{&made}
+
+	begun := time.Now()
+	result := make(chan error, 1)
+	go func() {
+		_, err := c.pc.Start()
+		result <- err
+	}()
+	var err error
+	select {
+	case err = <-result:
+	case <-ctx.Done():
+		close(abort)
+		<-result
+		c.pc.Kill()
+		return nil, fmt.Errorf("starting plugin %q: %w", path, ctx.Err())
+	}
+	c.r = made.Load()
+	if err != nil {
+		c.pc.Kill()
+		return nil, c.startError(err, time.Since(begun) >= timeout, timeout)
+	}
+	c.version = c.pc.NegotiatedVersion()
+	proto, err := c.pc.Client()
+	if err == nil {
+		var raw any
+		raw, err = proto.Dispense(PluginName)
+		if err == nil {
+			var ok bool
+			if c.tool, ok = raw.(pb.ToolClient); !ok {
+				err = fmt.Errorf("dispensed %T, want a Tool client", raw)
+			}
+		}
+	}
+	if err != nil {
+		c.Kill()
+		return nil, fmt.Errorf("connecting to plugin %q: %w", path, err)
+	}
+	return c, nil
+}
+
+// stderrSink appends what go-plugin's stdio stream carries to the runner's
+// stderr tail.
+type stderrSink struct{ r *atomic.Pointer[procRunner] }
+
+func (s stderrSink) Write(p []byte) (int, error) {
+	if r := s.r.Load(); r != nil {
+		_, _ = r.stderr.Write(p)
+		if r.extraStderr != nil {
+			_, _ = r.extraStderr.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+// startError turns go-plugin's failed start into one of this package's
+// errors, using what the runner saw on the plugin's stdout and stderr.
+func (c *Client) startError(err error, timedOut bool, timeout time.Duration) error {
+	if c.r == nil {
+		return fmt.Errorf("starting plugin %q: %w", c.path, err)
+	}
+	select {
+	case <-c.r.done:
+	default:
+		// go-plugin killed the group and returned; the reaper lags behind.
+		<-c.r.done
+	}
+	if c.r.state == nil {
+		// It never started (not found, not executable): err says why.
+		return err
+	}
+	junk, line := c.r.hs.snapshot()
+	stderr := c.r.stderr.String()
+	switch {
+	case junk != "" && line != "":
+		return fmt.Errorf("starting plugin %q: %w: it printed %q first; a plugin must write nothing to stdout before serving (log to stderr)",
+			c.path, ErrStdoutBeforeHandshake, junk)
+	case junk != "":
+		return fmt.Errorf("starting plugin %q: %w: it printed %q on stdout instead of a go-plugin handshake%s",
+			c.path, ErrNotPlugin, junk, stderrNote(stderr))
+	case line != "":
+		if hs, ok := parseHandshake(line); ok {
+			if why := hs.mismatch(); why != "" {
+				return fmt.Errorf("starting plugin %q: %w: %s", c.path, ErrProtocolVersion, why)
+			}
+		}
+		return fmt.Errorf("starting plugin %q: %w%s", c.path, err, stderrNote(stderr))
+	case timedOut:
+		return fmt.Errorf("starting plugin %q: %w: no handshake within %s%s", c.path, ErrStartTimeout, timeout, stderrNote(stderr))
+	default:
+		return fmt.Errorf("starting plugin %q: %w: it ended (%s) without a handshake%s",
+			c.path, ErrNotPlugin, c.r.exitDescription(0), stderrNote(stderr))
+	}
+}
+
+// stderrNote formats a stderr tail for the end of an error message.
+func stderrNote(stderr string) string {
+	if stderr == "" {
+		return ""
+	}
+	return fmt.Sprintf("; stderr: %q", stderr)
+}
+
+// ProtocolVersion is the plugin protocol version negotiated at the
+// handshake (ProtocolVersion today); the lock records it.
+func (c *Client) ProtocolVersion() int { return c.version }
+
+// Pid is the plugin's process id, which is also its process group id.
+func (c *Client) Pid() int { return int(c.r.pid.Load()) }
+
+// Stderr returns the last 4 KiB the plugin wrote to its stderr.
+func (c *Client) Stderr() string { return c.r.stderr.String() }
+
+// Done is closed once the plugin process has exited and been reaped.
+func (c *Client) Done() <-chan struct{} { return c.r.done }
+
+// Close asks the plugin to shut down (go-plugin's graceful stop, at most
+// 2 s), then kills its whole process group and waits until the plugin is
+// reaped. Safe to call more than once and concurrently; it returns nil.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.pc.Kill()
+		_ = c.r.Kill(context.Background())
+		<-c.r.done
+	})
+	return nil
+}
+
+// Kill kills the plugin's whole process group at once, without a graceful
+// stop, and waits until it is reaped. Calls in flight fail. Safe to call
+// more than once, and after or concurrently with Close.
+func (c *Client) Kill() {
+	if c.r != nil {
+		_ = c.r.Kill(context.Background())
+	}
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.pc.Kill()
+	})
+	if c.r != nil {
+		<-c.r.done
+	}
+}
+
+// socketBase picks the directory for go-plugin's socket directory.
+func socketBase(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	// go-plugin adds "/plugin-dirNNNNNNNNN/pluginNNNNNNNNN" (about 40 bytes).
+	if t := os.TempDir(); len(t) <= 60 {
+		return t
+	}
+	return "/tmp"
+}
+
+// callError wraps a failed RPC. When the connection broke, it waits a
+// little for the plugin to be reaped, so that the error can say how the
+// plugin ended and what it wrote to stderr.
+func (c *Client) callError(what string, err error) error {
+	select {
+	case <-c.closed:
+		return fmt.Errorf("%s plugin %q: %w", what, c.path, ErrClosed)
+	default:
+	}
+	wait := time.Duration(0)
+	if status.Code(err) == codes.Unavailable {
+		wait = 2 * time.Second
+	}
+	if exited := c.r.exitDescription(wait); exited != stillRunning {
+		return fmt.Errorf("%s plugin %q: %w (%s)%s", what, c.path, ErrPluginExited, exited, stderrNote(c.r.stderr.String()))
+	}
+	return fmt.Errorf("%s plugin %q: %w", what, c.path, err)
+}

@@ -1,0 +1,418 @@
+package plugins_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"toolbox/plugins"
+)
+
+// self is the test binary, started as a fake plugin.
+func self(t testing.TB) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// startFake starts the fake plugin mode and closes it when the test ends,
+// checking that its process group is gone by then.
+func startFake(t testing.TB, mode string) *plugins.Client {
+	t.Helper()
+	c, err := plugins.Start(context.Background(), self(t), nil, []string{modeEnv + "=" + mode})
+	if err != nil {
+		t.Fatalf("Start(%s): %v", mode, err)
+	}
+	t.Cleanup(func() { closeAndCheck(t, c) })
+	return c
+}
+
+// closeAndCheck closes c and fails unless no live process remains in its
+// process group and the plugin itself has been reaped.
+func closeAndCheck(t testing.TB, c *plugins.Client) {
+	t.Helper()
+	pgid := c.Pid()
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	select {
+	case <-c.Done():
+	default:
+		t.Errorf("Close returned before the plugin was reaped")
+	}
+	waitGroupGone(t, pgid)
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pgid)); err == nil {
+		t.Errorf("plugin %d still in the process table after Close (zombie)", pgid)
+	}
+}
+
+// waitGroupGone waits up to 5 s for process group pgid to have no member
+// that is alive (orphans are reaped by init, not by us).
+func waitGroupGone(t testing.TB, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		live := groupMembers(pgid)
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("process group %d still has live members %v", pgid, live)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// groupMembers lists the processes of group pgid that are not zombies.
+func groupMembers(pgid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var live []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so split
+		// after its closing parenthesis.
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 3 || fields[0] == "Z" {
+			continue
+		}
+		if g, _ := strconv.Atoi(fields[2]); g == pgid {
+			live = append(live, pid)
+		}
+	}
+	return live
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// collect gathers a call's output.
+type collect struct {
+	chunks []byte
+	events []string
+}
+
+func (c *collect) add(o plugins.Output) {
+	switch o.Kind {
+	case plugins.Chunk:
+		c.chunks = append(c.chunks, o.Data...)
+	case plugins.Event:
+		c.events = append(c.events, string(o.Data))
+	}
+}
+
+func TestDescribeCheckRun(t *testing.T) {
+	c := startFake(t, "good")
+	ctx := ctxT(t)
+	if got := c.ProtocolVersion(); got != plugins.ProtocolVersion {
+		t.Errorf("ProtocolVersion() = %d, want %d", got, plugins.ProtocolVersion)
+	}
+
+	d, raw, err := c.Describe(ctx)
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	if d.Slug != "fake" || d.Protocol != 2 || len(d.Commands) != 8 {
+		t.Errorf("Describe = slug %q protocol %d, %d commands", d.Slug, d.Protocol, len(d.Commands))
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil || doc["slug"] != "fake" {
+		t.Errorf("raw describe %s: %v", raw, err)
+	}
+
+	cr, err := c.Check(ctx)
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if cr.OK || cr.Detail != "frob not found" || cr.Fix != "install frob" {
+		t.Errorf("Check = %+v", cr)
+	}
+
+	var out collect
+	res, err := c.Run(ctx, map[string]any{"text": "hello"}, out.add)
+	if err != nil || res != (plugins.Result{}) || string(out.chunks) != "hello" {
+		t.Errorf("Run = %+v, %v, output %q", res, err, out.chunks)
+	}
+
+	out = collect{}
+	res, err = c.RunCommand(ctx, "stream", map[string]any{"n": json.Number("4")}, out.add)
+	want := []string{`{"i":0}`, `{"i":1}`, `{"i":2}`, `{"i":3}`}
+	if err != nil || res.ExitCode != 0 || strings.Join(out.events, " ") != strings.Join(want, " ") {
+		t.Errorf("stream = %+v, %v, events %q", res, err, out.events)
+	}
+
+	res, err = c.RunCommand(ctx, "fail", nil, nil)
+	if err != nil || res != (plugins.Result{ExitCode: 4, Error: "frob failed"}) {
+		t.Errorf("fail = %+v, %v", res, err)
+	}
+}
+
+func TestRunRefusesBadArguments(t *testing.T) {
+	c := startFake(t, "good")
+	for _, args := range []map[string]any{
+		{},                    // text is required
+		{"text": "x", "y": 1}, // unknown
+		{"text": map[string]any{}},
+	} {
+		_, err := c.Run(ctxT(t), args, nil)
+		if !errors.Is(err, plugins.ErrArguments) {
+			t.Errorf("Run(%v) = %v, want ErrArguments", args, err)
+		}
+	}
+	if _, err := c.RunCommand(ctxT(t), "nope", nil, nil); !errors.Is(err, plugins.ErrArguments) || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("unknown command: %v", err)
+	}
+}
+
+func TestEnvironmentIsOnlyWhatWasGiven(t *testing.T) {
+	t.Setenv("TOOLBOX_HOST_SECRET", "leak")
+	c, err := plugins.Start(ctxT(t), self(t), nil, []string{modeEnv + "=good", "GIVEN=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAndCheck(t, c)
+	var out collect
+	if _, err := c.RunCommand(ctxT(t), "env", nil, out.add); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	if err := json.Unmarshal(out.chunks, &env); err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(env, "\n")
+	if strings.Contains(joined, "TOOLBOX_HOST_SECRET") || !strings.Contains(joined, "GIVEN=1") {
+		t.Errorf("plugin environment:\n%s", joined)
+	}
+	if !strings.Contains(joined, "PLUGIN_UNIX_SOCKET_DIR=") {
+		t.Errorf("no PLUGIN_UNIX_SOCKET_DIR in the plugin environment:\n%s", joined)
+	}
+}
+
+func TestPanicInRunIsRecovered(t *testing.T) {
+	c := startFake(t, "good")
+	res, err := c.RunCommand(ctxT(t), "panic", nil, nil)
+	if err != nil || res.ExitCode != 2 || res.Error != "panic: boom" {
+		t.Errorf("panic = %+v, %v; want exit 2, \"panic: boom\"", res, err)
+	}
+	// The plugin survives and still serves.
+	res, err = c.Run(ctxT(t), map[string]any{"text": "after"}, nil)
+	if err != nil || res.ExitCode != 0 {
+		t.Errorf("Run after a panic = %+v, %v", res, err)
+	}
+}
+
+func TestPanicKillingThePlugin(t *testing.T) {
+	c := startFake(t, "good")
+	_, err := c.RunCommand(ctxT(t), "gopanic", nil, nil)
+	if !errors.Is(err, plugins.ErrPluginExited) {
+		t.Fatalf("gopanic: %v, want ErrPluginExited", err)
+	}
+	for _, want := range []string{"exit status 2", "panic: boom in a goroutine"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestExitMidStream(t *testing.T) {
+	c := startFake(t, "good")
+	var out collect
+	_, err := c.RunCommand(ctxT(t), "crash", nil, out.add)
+	if !errors.Is(err, plugins.ErrPluginExited) {
+		t.Fatalf("crash: %v, want ErrPluginExited", err)
+	}
+	if !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "giving up") {
+		t.Errorf("error %q should say exit status 3 and quote stderr", err)
+	}
+	if len(out.events) != 2 {
+		t.Errorf("events before the crash = %q, want 2", out.events)
+	}
+	// Calls after the crash fail the same way, at once.
+	if _, _, err := c.Describe(ctxT(t)); !errors.Is(err, plugins.ErrPluginExited) {
+		t.Errorf("Describe after the crash: %v", err)
+	}
+}
+
+func TestCancelRun(t *testing.T) {
+	c := startFake(t, "good")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := c.RunCommand(ctx, "block", nil, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("block: %v, want DeadlineExceeded", err)
+	}
+}
+
+func TestCloseKillsTheWholeGroup(t *testing.T) {
+	c := startFake(t, "good") // the cleanup checks the group is gone
+	var out collect
+	if _, err := c.RunCommand(ctxT(t), "spawn", nil, out.add); err != nil {
+		t.Fatal(err)
+	}
+	grandchild, err := strconv.Atoi(string(out.chunks))
+	if err != nil {
+		t.Fatalf("spawn printed %q", out.chunks)
+	}
+	pgid, err := syscall.Getpgid(grandchild)
+	if err != nil || pgid != c.Pid() {
+		t.Fatalf("grandchild %d in group %d (%v), want the plugin's %d", grandchild, pgid, err, c.Pid())
+	}
+}
+
+func TestKillWhileRunning(t *testing.T) {
+	c, err := plugins.Start(ctxT(t), self(t), nil, []string{modeEnv + "=good"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.RunCommand(context.Background(), "block", nil, nil)
+		errc <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	pgid := c.Pid()
+	c.Kill()
+	if err := <-errc; err == nil {
+		t.Errorf("Run survived Kill")
+	}
+	waitGroupGone(t, pgid)
+	closeAndCheck(t, c) // Close after Kill is a no-op
+}
+
+func TestStartErrors(t *testing.T) {
+	tests := []struct {
+		mode    string
+		want    error
+		mention []string
+	}{
+		{"stdout-first", plugins.ErrStdoutBeforeHandshake, []string{`"starting up\n"`}},
+		{"junk", plugins.ErrNotPlugin, []string{`"usage: frobnicate FILE\n"`}},
+		{"junk-hang", plugins.ErrNotPlugin, []string{"interactive mode"}},
+		{"exit", plugins.ErrNotPlugin, []string{"exit status 3", "cannot open config"}},
+		{"other-cookie", plugins.ErrNotPlugin, []string{"exit status 1", "This binary is a plugin"}},
+		{"version2", plugins.ErrProtocolVersion, []string{"protocol 2", "speaks 1"}},
+		{"netrpc", plugins.ErrProtocolVersion, []string{`"netrpc"`}},
+		{"hang", plugins.ErrStartTimeout, []string{"within 700ms"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			// Only "hang" may time out: the others get time to show what
+			// they do even on a loaded machine.
+			timeout := 20 * time.Second
+			if tt.want == plugins.ErrStartTimeout {
+				timeout = 700 * time.Millisecond
+			}
+			c, err := plugins.Options{StartTimeout: timeout}.Start(ctxT(t), self(t), nil, []string{modeEnv + "=" + tt.mode})
+			if err == nil {
+				c.Close()
+				t.Fatalf("Start succeeded")
+			}
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Start: %v\nwant %v", err, tt.want)
+			}
+			for _, m := range tt.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q does not mention %q", err, m)
+				}
+			}
+		})
+	}
+}
+
+func TestStartNotFound(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	_, err := plugins.Start(ctxT(t), missing, nil, nil)
+	if err == nil || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Start(missing) = %v", err)
+	}
+}
+
+func TestStartCancelled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	begun := time.Now()
+	_, err := plugins.Start(ctx, self(t), nil, []string{modeEnv + "=hang"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Start = %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(begun); d > 3*time.Second {
+		t.Errorf("cancelled Start took %s", d)
+	}
+}
+
+func TestInvalidDescribe(t *testing.T) {
+	c := startFake(t, "bad-describe")
+	d, raw, err := c.Describe(ctxT(t))
+	if !errors.Is(err, plugins.ErrInvalidDescribe) || d != nil || len(raw) == 0 {
+		t.Fatalf("Describe = %v, %s, %v; want ErrInvalidDescribe with the raw document", d, raw, err)
+	}
+	if !strings.Contains(err.Error(), "/args/0") {
+		t.Errorf("error %q does not point at the bad arg", err)
+	}
+}
+
+func TestSession(t *testing.T) {
+	c := startFake(t, "good")
+	events := make(chan string, 10)
+	s, err := c.StartSession(ctxT(t), "", map[string]any{"text": "hi"}, func(o plugins.Output) {
+		events <- string(o.Data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := <-events; got != `{"ready":"hi"}` {
+		t.Errorf("first event %s", got)
+	}
+	for _, ev := range []string{`{"a":1}`, `[2]`} {
+		if err := s.Send([]byte(ev)); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-events; got != ev {
+			t.Errorf("echo of %s = %s", ev, got)
+		}
+	}
+	if err := s.CloseInput(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Wait()
+	if err != nil || res.ExitCode != 0 {
+		t.Errorf("Wait = %+v, %v", res, err)
+	}
+	if err := s.Send([]byte(`{}`)); err == nil {
+		t.Errorf("Send after the end succeeded")
+	}
+}
+
+func TestSessionCancel(t *testing.T) {
+	c := startFake(t, "good")
+	s, err := c.StartSession(ctxT(t), "", map[string]any{"text": "hi"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Cancel()
+	if _, err := s.Wait(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait after Cancel = %v, want Canceled", err)
+	}
+}

@@ -1,0 +1,30 @@
+// Package plugins makes Go plugins a first-class kind of toolbox tool, beside
+// executables that speak the bash-tool protocol (DESIGN.md §2).
+//
+// A plugin is an executable served by hashicorp/go-plugin over gRPC. It
+// answers the same three questions as an executable tool (describe, check,
+// run), and its describe document is the same JSON, so that everything
+// downstream of this package (lock, launcher, MCP) follows one code path.
+//
+// The package holds three things:
+//
+//   - the contract: Handshake, PluginName and GRPCPlugin, over the service
+//     generated from proto/toolbox.proto;
+//   - the host side, Client, used by the compiler (probe: Start, Describe,
+//     Check, Close) and by the launcher (Start, Run or Session, Close);
+//   - under sdk/, the package tool authors import, and under examples/, real
+//     plugins built on it.
+//
+// Deliberately not here: verifying the binary against the lock (the caller
+// hashes the file it is about to start; go-plugin's SecureConfig hashes the
+// wrong file, see NOTES.md), choosing or building a sandbox (the caller passes
+// a sandbox.Spec), framing and validating output events against the declared
+// schema (the launcher does it for both kinds of tool), and supervising
+// services over time (the launcher's process supervisor).
+//
+// Every started plugin is the leader of its own process group, and Close and
+// Kill take the whole group down, not only the direct child. Clients are
+// registered with go-plugin as managed: a program that starts plugins must
+// defer plugin.CleanupClients() (github.com/hashicorp/go-plugin) inside its
+// realMain, so that an early return never leaves a plugin behind.
+package plugins

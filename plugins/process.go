@@ -1,0 +1,298 @@
+package plugins
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-plugin/runner"
+)
+
+// procRunner is the runner.Runner that go-plugin drives through
+// ClientConfig.RunnerFunc. It exists because go-plugin's own runner kills
+// only the direct child and hands the plugin the caller's stdin; this one
+// owns the child's process group, gives it no stdin, and watches stdout so
+// that a failed handshake can be explained precisely (see handshakeWatch).
+//
+// The child's stdout and stderr are os.Pipes read here; go-plugin reads
+// forwarded copies (outFwd, errFwd). Once the child exits, the reaper kills
+// its whole process group, so a grandchild holding a pipe open can neither
+// outlive the plugin nor keep go-plugin waiting for EOF.
+type procRunner struct {
+	path string
+	cmd  *exec.Cmd
+	// release frees what building cmd allocated (sandbox helper files);
+	// called once the child has exited or failed to start.
+	release func()
+
+	outFwd, errFwd   *io.PipeReader
+	outFwdW, errFwdW *io.PipeWriter
+
+	hs     handshakeWatch
+	stderr *tail
+	// extraStderr receives a copy of the child's stderr (Options.Stderr).
+	extraStderr io.Writer
+
+	abort   <-chan struct{}
+	pid     atomic.Int64
+	done    chan struct{}
+	waitErr error
+	state   *os.ProcessState
+}
+
+var _ runner.Runner = (*procRunner)(nil)
+
+// handshakeGrace is how long a child that printed something other than a
+// handshake line gets to print one after all, so that "printed to stdout
+// before the handshake" can be told apart from "not a plugin".
+const handshakeGrace = time.Second
+
+// newProcRunner prepares to run cmd. Closing abort kills the child (and
+// refuses to start it if it has not started yet).
+func newProcRunner(path string, cmd *exec.Cmd, release func(), stderr io.Writer, abort <-chan struct{}) *procRunner {
+	r := &procRunner{
+		path:        path,
+		cmd:         cmd,
+		release:     release,
+		stderr:      newTail(stderrTailSize),
+		extraStderr: stderr,
+		abort:       abort,
+		done:        make(chan struct{}),
+	}
+	r.outFwd, r.outFwdW = io.Pipe()
+	r.errFwd, r.errFwdW = io.Pipe()
+	r.hs.fwd = r.outFwdW
+	return r
+}
+
+// Start starts the child in its own session and process group. The child
+// is started from a goroutine locked to its OS thread until Wait returns,
+// because a parent-death signal set by the sandbox follows the thread that
+// forked (NOTES.md).
+func (r *procRunner) Start(context.Context) error {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		r.unstarted()
+		return fmt.Errorf("creating stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		r.unstarted()
+		return fmt.Errorf("creating stderr pipe: %w", err)
+	}
+	r.cmd.Stdout = outW
+	r.cmd.Stderr = errW
+	if r.cmd.SysProcAttr == nil {
+		r.cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	r.cmd.SysProcAttr.Setsid = true
+
+	started := make(chan error, 1)
+	select {
+	case <-r.abort:
+		started <- context.Canceled
+	default:
+		go r.run(started)
+	}
+	err = <-started
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		r.unstarted()
+		return fmt.Errorf("starting plugin %q: %w", r.path, err)
+	}
+	go r.readStdout(outR)
+	go r.readStderr(errR)
+	go func() {
+		select {
+		case <-r.abort:
+			_ = r.Kill(context.Background())
+		case <-r.done:
+		}
+	}()
+	return nil
+}
+
+// unstarted ends a runner whose child never started.
+func (r *procRunner) unstarted() {
+	r.outFwdW.Close()
+	r.errFwdW.Close()
+	r.release()
+	close(r.done)
+}
+
+// run starts the child, reports the start on started, then reaps it.
+func (r *procRunner) run(started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := r.cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	pid := r.cmd.Process.Pid
+	r.pid.Store(int64(pid))
+	started <- nil
+	r.waitErr = r.cmd.Wait()
+	r.state = r.cmd.ProcessState
+	// Members of the group left behind die with the plugin.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	r.release()
+	close(r.done)
+}
+
+func (r *procRunner) readStdout(f *os.File) {
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			r.hs.observe(chunk, err == nil)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			break
+		}
+	}
+	r.hs.eof()
+}
+
+func (r *procRunner) readStderr(f *os.File) {
+	defer f.Close()
+	defer r.errFwdW.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			r.stderr.Write(buf[:n])
+			if r.extraStderr != nil {
+				_, _ = r.extraStderr.Write(buf[:n])
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Wait waits for the child to exit.
+func (r *procRunner) Wait(context.Context) error {
+	<-r.done
+	return r.waitErr
+}
+
+// Kill sends SIGKILL to the child's whole process group. It does nothing
+// once the child has been reaped, so that a late call (CleanupClients at
+// exit) can never signal a group whose id was reused.
+func (r *procRunner) Kill(context.Context) error {
+	select {
+	case <-r.done:
+		return nil
+	default:
+	}
+	pid := int(r.pid.Load())
+	if pid <= 0 {
+		return nil
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("killing plugin process group %d: %w", pid, err)
+	}
+	return nil
+}
+
+// stillRunning is what exitDescription says of a live child.
+const stillRunning = "still running"
+
+// exitDescription says how the child ended, for error messages: "exit
+// status 3", "killed by signal: killed". It waits up to d for the exit.
+func (r *procRunner) exitDescription(d time.Duration) string {
+	select {
+	case <-r.done:
+	default:
+		if d <= 0 {
+			return stillRunning
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-r.done:
+		case <-t.C:
+			return stillRunning
+		}
+	}
+	if r.state == nil {
+		return "did not start"
+	}
+	if ws, ok := r.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "killed by signal: " + ws.Signal().String()
+	}
+	return "exit status " + strconv.Itoa(r.state.ExitCode())
+}
+
+// Diagnose is empty: Start explains a failed handshake itself.
+func (r *procRunner) Diagnose(context.Context) string { return "" }
+
+// Stdout is what go-plugin scans for the handshake line.
+func (r *procRunner) Stdout() io.ReadCloser { return r.outFwd }
+
+// Stderr carries nothing and ends when the child's stderr does; the child's
+// stderr is kept in a tail for error messages instead of being logged.
+func (r *procRunner) Stderr() io.ReadCloser { return r.errFwd }
+
+// Name is the plugin's path.
+func (r *procRunner) Name() string { return r.path }
+
+// ID is the child's pid ("0" before Start).
+func (r *procRunner) ID() string { return strconv.Itoa(int(r.pid.Load())) }
+
+// PluginToHost: the plugin's socket is reachable at the same path.
+func (r *procRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
+
+// HostToPlugin: addresses are the same on both sides.
+func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }
+
+// tail keeps the last bytes written to it; safe for concurrent use.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+// stderrTailSize bounds the stderr kept for error messages.
+const stderrTailSize = 4 << 10
+
+func newTail(max int) *tail { return &tail{max: max} }
+
+// Write keeps the last t.max bytes; it never fails.
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// String returns what is kept, without surrounding blank space.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(bytes.TrimSpace(t.buf))
+}

@@ -1,0 +1,25 @@
+// Package sdk is what a Go tool author imports to ship a tool as a toolbox
+// plugin: implement Tool (and Service for a long-running service), then call
+// Serve from main.
+//
+//	func main() { sdk.Serve(myTool{}) }
+//
+// The SDK speaks the gRPC contract of package plugins. It decodes and
+// validates every call's arguments against the tool's own describe document
+// (protocol.DecodeArgs and protocol.ValidateArgs, the rules the launcher
+// applies to exec tools), so Run only ever sees declared, well-typed values;
+// a call that fails them is refused before Run is called. A panic in Run,
+// Check or Serve is recovered and becomes exit code 2 with the panic value as
+// the error text; the stack goes to stderr.
+//
+// Output goes through the Emitter given to Run, never to os.Stdout: before
+// the handshake stdout belongs to go-plugin (anything printed there makes
+// the host refuse the plugin), and after it os.Stdout is a pipe whose
+// content the host discards. Logs go to stderr through Logger(), which the
+// host keeps for its error messages.
+//
+// Deliberately not here: validating output events against the declared
+// schema (the host does it, for plugins and exec tools alike), and a way to
+// run the binary as a bash-protocol tool: a plugin binary is started only
+// by a host.
+package sdk

@@ -1,0 +1,72 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Limits on JSON numbers handed to the JSON Schema validator. It converts
+// numbers to math/big.Rat: an exponent near 10^6 costs it tens of
+// milliseconds per number, and beyond that jsonschema v6.0.3 panics on a
+// nil *big.Rat. No describe document or event needs numbers near these
+// limits (float64 ends at about 1e308).
+const (
+	maxNumberLen      = 1000 // characters of the number's JSON text
+	maxNumberExponent = 1000 // absolute value of its exponent part
+)
+
+// numberProblem says why a JSON number cannot be validated, or "".
+func numberProblem(n string) string {
+	if len(n) > maxNumberLen {
+		return fmt.Sprintf("a number of %d characters is too long to check; use at most %d", len(n), maxNumberLen)
+	}
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return ""
+	}
+	exp := strings.TrimLeft(strings.TrimLeft(n[i+1:], "+-"), "0")
+	if e, err := strconv.Atoi(exp); exp != "" && (err != nil || e > maxNumberExponent) {
+		return fmt.Sprintf("%s: exponent out of range; use one between -%d and %d", truncate(n, 40), maxNumberExponent, maxNumberExponent)
+	}
+	return ""
+}
+
+// numberProblems walks a decoded JSON value and reports every number the
+// validator cannot take, located at prefix + its path.
+func numberProblems(v any, prefix []string) []problem {
+	var out []problem
+	var walk func(v any, at []string)
+	walk = func(v any, at []string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				walk(e, ptr(at, k))
+			}
+		case []any:
+			for i, e := range v {
+				walk(e, ptr(at, strconv.Itoa(i)))
+			}
+		case json.Number:
+			if msg := numberProblem(string(v)); msg != "" {
+				out = append(out, problem{ptr: at, msg: msg})
+			}
+		}
+	}
+	walk(v, prefix)
+	return out
+}
+
+// validateSafely runs sch.Validate, turning a panic inside the library into
+// an error: a malformed input must never crash a caller.
+func validateSafely(sch *jsonschema.Schema, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the JSON Schema validator failed on this value: %v", r)
+		}
+	}()
+	return sch.Validate(v)
+}

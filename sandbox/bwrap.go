@@ -1,0 +1,172 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+var bwrapLookup = sync.OnceValues(func() (string, error) { return exec.LookPath("bwrap") })
+
+// bwrapPath is bubblewrap's path, looked up once per process.
+func bwrapPath() (string, error) {
+	p, err := bwrapLookup()
+	if err != nil {
+		return "", fmt.Errorf("finding bwrap: %w", err)
+	}
+	return p, nil
+}
+
+// bwrapCmd builds the bwrap invocation for c. The options travel on a pipe
+// (--args) and the declared paths as descriptors opened without following
+// symlinks (--ro-bind-fd/--bind-fd): neither shows in bwrap's command line,
+// which is also what /proc/1/cmdline shows inside. When info is true, bwrap
+// writes the sandbox's pid 1 (as seen from the host) on an extra pipe,
+// returned as infoR.
+func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, closers []*os.File, err error) {
+	path, err := bwrapPath()
+	if err != nil {
+		return nil, nil, nil, refuse(FieldSandbox, Bwrap, fixBwrap, "%v", err)
+	}
+	gs, err := s.grants()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sys := systemEntries(!s.NetNone)
+	_, exeInside, _, dirInside, err := s.toolPaths(c, gs, sys)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			closeAll(closers)
+			closers = nil
+		}
+	}()
+
+	var args []string
+	a := func(xs ...string) { args = append(args, xs...) }
+	a("--unshare-all", "--unshare-user", "--disable-userns")
+	if !s.NetNone {
+		a("--share-net")
+	}
+	a("--die-with-parent", "--new-session", "--cap-drop", "ALL")
+	for _, e := range sys {
+		switch {
+		case e.link != "":
+			a("--symlink", e.link, e.path)
+		default:
+			a("--ro-bind", e.src, e.path)
+		}
+	}
+	a("--proc", "/proc", "--dev", "/dev")
+	if s.TmpPrivate {
+		a("--tmpfs", "/tmp")
+	}
+	// ExtraFiles[0] is fd 3 (the --args pipe); bind descriptors follow.
+	var extra []*os.File
+	nextFD := func() string { return strconv.Itoa(3 + 1 + len(extra)) }
+	for _, g := range gs {
+		f, err := openNoFollow(g.src)
+		if err != nil {
+			return nil, nil, closers, refuse(g.field, Bwrap, "check that nothing replaces the path while toolbox starts the tool",
+				"opening %q: %v", g.src, err)
+		}
+		closers = append(closers, f)
+		opt := "--ro-bind-fd"
+		if g.write {
+			opt = "--bind-fd"
+		}
+		a(opt, nextFD(), g.dest)
+		extra = append(extra, f)
+	}
+	if info {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, nil, closers, fmt.Errorf("creating bwrap info pipe: %w", err)
+		}
+		closers = append(closers, w)
+		a("--info-fd", nextFD())
+		extra = append(extra, w)
+		infoR = r
+	}
+	a("--chdir", dirInside)
+
+	var buf bytes.Buffer
+	for _, x := range args {
+		buf.WriteString(x)
+		buf.WriteByte(0)
+	}
+	argsR, err := feedPipe(buf.Bytes())
+	if err != nil {
+		if infoR != nil {
+			infoR.Close()
+		}
+		return nil, nil, closers, fmt.Errorf("passing bwrap options: %w", err)
+	}
+	closers = append(closers, argsR)
+
+	cmd = &exec.Cmd{
+		Path:       path,
+		Args:       append([]string{"bwrap", "--args", "3", "--", exeInside}, c.Args...),
+		Env:        c.Env, // bwrap is pid 1 inside: its environment is visible there
+		Dir:        "/",
+		ExtraFiles: append([]*os.File{argsR}, extra...),
+	}
+	return cmd, infoR, closers, nil
+}
+
+const fixBwrap = `install bubblewrap (e.g. apt-get install bubblewrap), or set sandbox = "landlock" or "auto" in the toolbox file`
+
+// openNoFollow opens p as a path descriptor, refusing any symlink on the
+// way: p was resolved just before, so a link now means it was swapped.
+func openNoFollow(p string) (*os.File, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "openat2", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// feedPipe returns the read end of a pipe that will deliver data then EOF.
+// A writer goroutine ends once the data is read or the read end is closed
+// everywhere, so a child that never starts leaves nothing behind.
+func feedPipe(data []byte) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		_, _ = w.Write(data)
+		w.Close()
+	}()
+	return r, nil
+}
+
+// readBwrapInfo reads the JSON bwrap writes on --info-fd and returns the
+// host pid of the sandbox's pid 1, or 0 when bwrap wrote none.
+func readBwrapInfo(r *os.File) int {
+	defer r.Close()
+	var info struct {
+		ChildPid int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(r).Decode(&info); err != nil {
+		return 0
+	}
+	return info.ChildPid
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}

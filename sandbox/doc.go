@@ -1,0 +1,33 @@
+// Package sandbox starts tool processes: every child with the same hygiene
+// (its own session and process group, stdin a pipe, no inherited descriptor
+// above 2, its leftovers killed when it ends), and a tool that declares
+// runtime.sandbox or runtime.run_as confined by one of two mechanisms
+// (DESIGN.md §6, issue 3):
+//
+//   - bwrap: bubblewrap builds a root from a tmpfs, explicit read-only binds
+//     of the system directories and the declared paths (bound by file
+//     descriptor, so a symlink swapped in after the check cannot redirect a
+//     bind), new user, pid, ipc, uts, cgroup and (for net: none) network
+//     namespaces, no capabilities, no nested user namespaces.
+//   - landlock: the toolbox binary re-executes itself as a hidden helper
+//     (see Init) that restricts one of its threads with a Landlock ruleset
+//     of a fixed ABI (requiredLandlockABI; never best effort) and starts
+//     the tool from that thread. The helper stays the tool's parent as a
+//     child subreaper, so every descendant dies when the tool ends.
+//
+// Detect finds out by running them what this machine can enforce, and
+// Resolve turns the operator's request (bwrap, landlock, auto, none) and
+// the tool's declaration into a mechanism or a *RefusalError naming the
+// field that cannot be honoured. Nothing here ever runs a tool with less
+// isolation than its Spec asks for: Cmd and Start refuse the same fields
+// Resolve refuses, so a caller that skips Resolve still fails closed.
+//
+// What it deliberately does not do: choose defaults for a tool (the
+// runspec package turns a locked tool into a Spec and a Command), build the
+// tool's environment (the Command's Env is used as it is, and nothing of
+// the caller's is added), limit resources (CPU, memory, process counts),
+// filter system calls, or hide the host's process list from a landlock tool
+// (Landlock has no pid namespace; it does stop the tool from reading other
+// processes' environment, descriptors and memory, and from signalling them).
+// It runs on Linux only.
+package sandbox

@@ -1,0 +1,187 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// requiredLandlockABI is the fixed Landlock ABI the landlock mechanism
+// needs: the filesystem rights of ABI 5 (including truncate and device
+// ioctls) and the signal scope of ABI 6, which stops the tool from
+// signalling any process outside its sandbox (its helper, toolbox, the
+// rest of the host). Kernels without it are refused, never half-served.
+const requiredLandlockABI = 6
+
+// landlockConfig is the ruleset the helper enforces: every filesystem
+// right is handled (so only granted paths are reachable) and signals are
+// scoped. Network rights are not handled: landlock never runs a tool that
+// declares net: none (see Resolve).
+func landlockConfig() (landlock.Config, error) {
+	c, err := landlock.NewConfig(landlock.V5.HandledAccessFS, landlock.ScopedSet(llsys.ScopeSignal))
+	if err != nil {
+		return landlock.Config{}, fmt.Errorf("building the landlock configuration: %w", err)
+	}
+	return *c, nil
+}
+
+// landlockABI is the ABI version this kernel reports (0 without Landlock).
+func landlockABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// helperArg is argv[1] of the landlock helper (see Init).
+const helperArg = "__toolbox-sandbox-exec"
+
+// helperSpec is what the helper reads from fd 3, as JSON: never argv or
+// the environment, which other processes can read.
+type helperSpec struct {
+	Path      string    `json:"path"`  // resolved executable
+	Argv      []string  `json:"argv"`  // argv[0] included
+	Env       []string  `json:"env"`   // the tool's complete environment
+	Dir       string    `json:"dir"`   // resolved working directory
+	Read      []string  `json:"read"`  // resolved paths, read and execute
+	Write     []string  `json:"write"` // resolved paths, read and write
+	RunAs     *Identity `json:"run_as,omitempty"`
+	ParentPID int       `json:"parent_pid"` // the process that started the helper
+	StatusFD  int       `json:"status_fd"`  // 0: report setup errors on stderr only
+}
+
+// landlockCmd builds the helper invocation for c: the current binary
+// re-executed with argv[0] preserved and argv[1] = helperArg, with an
+// empty environment (the tool's travels in the spec). When status is true
+// the helper reports "ok" or its setup error on an extra pipe, returned as
+// statusR.
+func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
+	if r := landlockDeclRefusal(s.NetNone, s.TmpPrivate); r != nil {
+		return nil, nil, nil, r
+	}
+	gs, err := s.grants()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sys := systemEntries(true)
+	exe, _, dir, _, err := s.toolPaths(c, gs, sys)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hs := helperSpec{
+		Path:      exe,
+		Argv:      append([]string{c.Path}, c.Args...),
+		Env:       c.Env,
+		Dir:       dir,
+		RunAs:     s.RunAs,
+		ParentPID: os.Getpid(),
+	}
+	if hs.Env == nil {
+		hs.Env = []string{}
+	}
+	for _, e := range sys {
+		hs.Read = append(hs.Read, e.src)
+	}
+	hs.Read = append(hs.Read, "/proc")
+	hs.Read = append(hs.Read, existing(readableDevices)...)
+	hs.Write = append(hs.Write, existing(writableDevices)...)
+	for _, g := range gs {
+		if g.write {
+			hs.Write = append(hs.Write, g.src)
+		} else {
+			hs.Read = append(hs.Read, g.src)
+		}
+	}
+	extra := []*os.File{nil}
+	if status {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("creating helper status pipe: %w", err)
+		}
+		closers = append(closers, w)
+		extra = append(extra, w)
+		hs.StatusFD = 4
+		statusR = r
+	}
+	data, err := json.Marshal(hs)
+	if err != nil {
+		closeAll(closers)
+		return nil, nil, nil, fmt.Errorf("encoding helper spec: %w", err)
+	}
+	specR, err := feedPipe(data)
+	if err != nil {
+		closeAll(closers)
+		if statusR != nil {
+			statusR.Close()
+		}
+		return nil, nil, nil, fmt.Errorf("passing helper spec: %w", err)
+	}
+	closers = append(closers, specR)
+	extra[0] = specR
+	cmd = &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{os.Args[0], helperArg},
+		Env:        []string{},
+		Dir:        "/",
+		ExtraFiles: extra,
+	}
+	return cmd, statusR, closers, nil
+}
+
+func existing(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// landlockDeclRefusal refuses the declarations landlock can never honour
+// (NOTES.md, Landlock): net: none and tmp: private.
+func landlockDeclRefusal(netNone, tmpPrivate bool) *RefusalError {
+	if netNone {
+		return refuse(FieldNet, Landlock, `set sandbox = "bwrap" (or "auto" with bubblewrap installed), or declare net = "host"`,
+			"landlock cannot cut the network: UDP, MPTCP and unix sockets outside the granted paths still work")
+	}
+	if tmpPrivate {
+		return refuse(FieldTmp, Landlock, `set sandbox = "bwrap" (or "auto" with bubblewrap installed), or declare tmp = "shared"`,
+			"landlock has no mount namespace, so it cannot give the tool its own /tmp")
+	}
+	return nil
+}
+
+// readHelperStatus waits for the helper's first line: nil for "ok", the
+// helper's error otherwise (also when it exited without a word, e.g. a
+// binary whose main does not call Init).
+func readHelperStatus(r *os.File) error {
+	defer r.Close()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	line = strings.TrimSuffix(line, "\n")
+	switch {
+	case line == "ok":
+		return nil
+	case line != "":
+		return fmt.Errorf("%w: landlock helper: %s", ErrStartFailed, line)
+	case err == io.EOF:
+		return fmt.Errorf("%w: landlock helper exited before starting the tool (does main call sandbox.Init?)", ErrStartFailed)
+	default:
+		return fmt.Errorf("%w: reading landlock helper status: %w", ErrStartFailed, err)
+	}
+}
+
+// helperSysProcAttr: own session; the helper learns of its parent's death
+// by SIGTERM (not SIGKILL) so that it can kill the whole tree first.
+func helperSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGTERM}
+}

@@ -1,0 +1,281 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// systemDirs are bound read-only (or recreated as symlinks on usrmerge
+// systems) so that ordinary programs can be executed. Missing ones are
+// skipped.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// etcEntries are the parts of /etc that ordinary programs read: user and
+// group names, the dynamic loader's cache, certificates, time zone, name
+// service configuration. The rest of /etc (shadow, ssh keys, credentials of
+// services) stays out; a tool that needs more declares it in fs.read.
+var etcEntries = []string{
+	"passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d",
+	"ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies",
+	"alternatives", "localtime", "timezone", "os-release",
+	"hosts", "host.conf", "gai.conf", "services", "protocols", "mime.types",
+}
+
+// etcNetEntries are added with net: host only.
+var etcNetEntries = []string{"resolv.conf"}
+
+// readableDevices and writableDevices are granted under landlock (bwrap's
+// --dev provides the same set).
+var (
+	readableDevices = []string{"/dev/random", "/dev/urandom"}
+	writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+)
+
+// sysEntry is one system path exposed read-only.
+type sysEntry struct {
+	path string // where the tool sees it
+	src  string // path with every symlink resolved
+	link string // when path itself is a symlink to a place already exposed: its target, recreated as is
+	dir  bool
+}
+
+// systemEntries lists the system paths that exist here, in mount order.
+func systemEntries(netHost bool) []sysEntry {
+	var out []sysEntry
+	add := func(p string) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return
+		}
+		src, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return // a dangling link: nothing to expose
+		}
+		st, err := os.Stat(src)
+		if err != nil {
+			return
+		}
+		e := sysEntry{path: p, src: src, dir: st.IsDir()}
+		if fi.Mode()&fs.ModeSymlink != 0 && underAny(src, out) {
+			e.link, _ = os.Readlink(p)
+		}
+		out = append(out, e)
+	}
+	for _, d := range systemDirs {
+		add(d)
+	}
+	names := etcEntries
+	if netHost {
+		names = append(slices.Clone(names), etcNetEntries...)
+	}
+	for _, n := range names {
+		add("/etc/" + n)
+	}
+	return out
+}
+
+// underAny reports whether p lies in the source of a real (non-link) entry.
+func underAny(p string, es []sysEntry) bool {
+	for _, e := range es {
+		if e.link == "" && e.dir && within(p, e.src) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether p is dir or lies below it (both clean, absolute).
+func within(p, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// grant is one path the tool may use besides the system paths.
+type grant struct {
+	dest  string // the path the tool uses (declared, cleaned)
+	src   string // dest with every symlink resolved, on the host
+	write bool
+	dir   bool
+	field string // the declaration it comes from, for refusals
+}
+
+// grants resolves the tool directory, the declared paths and (with tmp:
+// shared) /tmp into grants sorted so that a parent is mounted before what
+// lies below it. A path that is not absolute or does not exist is refused,
+// and so is a path that reaches outside the granted paths through a symlink
+// inside a writable path: the tool could have planted that link on an
+// earlier run.
+func (s *Spec) grants() ([]grant, error) {
+	byDest := map[string]*grant{}
+	var order []string
+	add := func(p string, write bool, field string) error {
+		if !filepath.IsAbs(p) {
+			return refuse(field, s.Mechanism, "declare absolute paths (relative ones are resolved against the tool's directory)",
+				"path %q is not absolute", p)
+		}
+		dest := filepath.Clean(p)
+		src, err := filepath.EvalSymlinks(dest)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return refuse(field, s.Mechanism, "create the path, or remove it from the declaration",
+					"path %q does not exist", dest)
+			}
+			return refuse(field, s.Mechanism, "make the path accessible to toolbox", "resolving path %q: %v", dest, err)
+		}
+		st, err := os.Stat(src)
+		if err != nil {
+			return refuse(field, s.Mechanism, "make the path accessible to toolbox", "path %q: %v", dest, err)
+		}
+		if g, ok := byDest[dest]; ok {
+			if write && !g.write { // read and write of one path: write wins
+				g.write, g.field = true, field
+			}
+			return nil
+		}
+		byDest[dest] = &grant{dest: dest, src: src, write: write, dir: st.IsDir(), field: field}
+		order = append(order, dest)
+		return nil
+	}
+	if s.ToolDir != "" {
+		if err := add(s.ToolDir, false, FieldPath); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range s.Read {
+		if err := add(p, false, FieldRead); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range s.Write {
+		if err := add(p, true, FieldWrite); err != nil {
+			return nil, err
+		}
+	}
+	if !s.TmpPrivate {
+		if err := add("/tmp", true, FieldTmp); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]grant, 0, len(order))
+	for _, d := range order {
+		out = append(out, *byDest[d])
+	}
+	slices.SortFunc(out, func(a, b grant) int {
+		if da, db := strings.Count(a.dest, "/"), strings.Count(b.dest, "/"); da != db {
+			return da - db
+		}
+		return strings.Compare(a.dest, b.dest)
+	})
+	for _, g := range out {
+		if err := checkPlantedLink(g, out, s.Mechanism); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkPlantedLink refuses g when its path goes through a symlink that lies
+// inside a writable grant and points outside every grant that would give
+// the same access anyway.
+func checkPlantedLink(g grant, all []grant, m Mechanism) error {
+	for _, w := range all {
+		if !w.write || w.dest == g.dest || !within(g.dest, w.dest) {
+			continue
+		}
+		rel, _ := filepath.Rel(w.dest, g.dest)
+		if g.src == filepath.Join(w.src, rel) {
+			continue // no link below w
+		}
+		for _, h := range all {
+			if h.dest != g.dest && within(g.src, h.src) && (h.write || !g.write) {
+				return nil // the target is granted anyway
+			}
+		}
+		return refuse(g.field, m, "replace the symlink by a real directory or declare the path it points to",
+			"path %q goes through a symlink inside writable path %q to %q, outside the granted paths", g.dest, w.dest, g.src)
+	}
+	return nil
+}
+
+// sandboxPath maps a host path to the path the tool uses for it: the path
+// is resolved, then found in the grant with the longest source (or in a
+// system entry). ok is false when the tool cannot see the path.
+func sandboxPath(hostPath string, gs []grant, sys []sysEntry) (resolved, inside string, ok bool) {
+	src, err := filepath.EvalSymlinks(hostPath)
+	if err != nil {
+		return "", "", false
+	}
+	best := -1
+	for i, g := range gs {
+		if within(src, g.src) && (best < 0 || len(g.src) > len(gs[best].src)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		rel, _ := filepath.Rel(gs[best].src, src)
+		return src, filepath.Join(gs[best].dest, rel), true
+	}
+	for _, e := range sys {
+		if e.link == "" && within(src, e.src) && e.src == e.path {
+			return src, src, true
+		}
+	}
+	return "", "", false
+}
+
+// toolPaths checks that the executable and the working directory are
+// inside the tool's sandbox and returns them resolved (for landlock) and as
+// the tool sees them (for bwrap). dir "" means the tool's directory, or /.
+func (s *Spec) toolPaths(c Command, gs []grant, sys []sysEntry) (exe, exeInside, dir, dirInside string, err error) {
+	if !filepath.IsAbs(c.Path) {
+		return "", "", "", "", fmt.Errorf("%w: tool path %q is not absolute", ErrStartFailed, c.Path)
+	}
+	if err := checkExecutable(c.Path); err != nil {
+		return "", "", "", "", err
+	}
+	exe, exeInside, ok := sandboxPath(c.Path, gs, sys)
+	if !ok {
+		return "", "", "", "", refuse(FieldPath, s.Mechanism, "move the tool into its directory or declare its location in fs.read",
+			"executable %q is outside the tool's sandbox", c.Path)
+	}
+	d := c.Dir
+	if d == "" {
+		d = s.ToolDir
+	}
+	if d == "" {
+		return exe, exeInside, "/", "/", nil
+	}
+	dir, dirInside, ok = sandboxPath(d, gs, sys)
+	if !ok {
+		return "", "", "", "", refuse(FieldRundir, s.Mechanism, "use a working directory inside a declared path",
+			"working directory %q is outside the tool's sandbox", d)
+	}
+	return exe, exeInside, dir, dirInside, nil
+}
+
+// checkExecutable returns the error exec would: not found or not executable.
+func checkExecutable(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStartFailed, &fs.PathError{Op: "exec", Path: p, Err: unwrapErrno(err)})
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%w: %w", ErrStartFailed, &fs.PathError{Op: "exec", Path: p, Err: fs.ErrPermission})
+	}
+	return nil
+}
+
+func unwrapErrno(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,312 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Command is the child to start: Path is the executable (absolute), Args
+// are the arguments after argv[0], Env is the complete environment (nothing
+// of the caller's is added), Dir the working directory ("" = the caller's
+// under None; the tool's directory, or /, under a sandbox, where Dir must
+// lie inside a granted path). Stdin, when nil, is an empty pipe that is
+// closed at once. A terminal given as Stdin, Stdout or Stderr is never
+// handed to the child: it gets a pipe that toolbox copies through, so it
+// cannot type into the operator's terminal (TIOCSTI).
+type Command struct {
+	Path   string
+	Args   []string
+	Env    []string
+	Dir    string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Process is a started child. It is the leader of its own session and
+// process group, so Signal reaches every member of the group.
+type Process struct {
+	cmd  *exec.Cmd
+	mech Mechanism
+	done chan struct{}
+	err  error
+
+	mu     sync.Mutex
+	exited bool // the child is a zombie or reaped: its pid must not be signalled
+
+	info     chan struct{} // closed once innerPid is known (bwrap)
+	innerPid int           // bwrap: the sandbox's pid 1 as seen from the host
+}
+
+// ErrStartFailed wraps errors from starting the child (not found, not
+// executable, the landlock helper failing to restrict itself). Declarations
+// that cannot be honoured are *RefusalError instead.
+var ErrStartFailed = errors.New("start failed")
+
+// waitDelay bounds how long Wait waits for stdout/stderr once the child
+// has exited, so that a grandchild holding a pipe open cannot hang it.
+const waitDelay = 500 * time.Millisecond
+
+// prepared is a confined, unstarted child and what its parent must do
+// around the start.
+type prepared struct {
+	cmd     *exec.Cmd
+	mech    Mechanism
+	closers []*os.File // the child's ends of pipes and bind descriptors
+	infoR   *os.File   // bwrap --info-fd, read end (Start only)
+	statusR *os.File   // landlock helper status, read end (Start only)
+}
+
+func (p *prepared) closeChildEnds() { closeAll(p.closers) }
+
+func (p *prepared) closeAll() {
+	p.closeChildEnds()
+	for _, f := range []*os.File{p.infoR, p.statusR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// Cmd returns c confined by spec as an unstarted *exec.Cmd, for callers
+// that must start the process themselves (hashicorp/go-plugin). The
+// returned function closes the parent's copies of descriptors passed to
+// the child: call it once the command has started (or will not be).
+// Do not change Path, Args, Env, ExtraFiles or SysProcAttr.
+//
+// Differences from Start: bwrap's Signal refinement and the landlock
+// helper's start confirmation are not available (a landlock setup failure
+// shows as exit code 125 with the reason on stderr), and Pdeathsig and
+// --die-with-parent follow the OS thread that calls Start: start it from a
+// goroutine that holds runtime.LockOSThread until Wait returns.
+// A nil spec means None. Errors: *RefusalError when a declaration cannot
+// be honoured, ErrStartFailed when the executable is missing or not
+// executable (sandboxed tools are checked before the start).
+func Cmd(spec *Spec, c Command) (*exec.Cmd, func(), error) {
+	p, err := prepare(spec, c, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	var once sync.Once
+	return p.cmd, func() { once.Do(p.closeAll) }, nil
+}
+
+func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
+	s := spec
+	if s == nil {
+		s = &Spec{}
+	}
+	m := s.Mechanism
+	if m == "" {
+		m = None
+	}
+	cred, err := credential(s.RunAs, m)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{mech: m}
+	switch m {
+	case None:
+		p.cmd = exec.Command(c.Path, c.Args...)
+		p.cmd.Env = c.Env
+		if p.cmd.Env == nil {
+			p.cmd.Env = []string{}
+		}
+		p.cmd.Dir = c.Dir
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
+	case Bwrap:
+		p.cmd, p.infoR, p.closers, err = bwrapCmd(s, c, forStart)
+		if err != nil {
+			return nil, err
+		}
+		// bwrap itself runs as the run_as user: --uid would not change
+		// who owns the files the tool creates on the host.
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+	case Landlock:
+		p.cmd, p.statusR, p.closers, err = landlockCmd(s, c, forStart)
+		if err != nil {
+			return nil, err
+		}
+		p.cmd.SysProcAttr = helperSysProcAttr() // the helper switches user for the tool
+	case Auto:
+		return nil, fmt.Errorf("sandbox mechanism %q must be resolved first (see Resolve)", m)
+	default:
+		return nil, fmt.Errorf("unknown sandbox mechanism %q", m)
+	}
+	if err := p.stdio(c); err != nil {
+		p.closeAll()
+		return nil, err
+	}
+	p.cmd.WaitDelay = waitDelay
+	return p, nil
+}
+
+// stdio gives the child an empty pipe for a nil Stdin and never a
+// terminal.
+func (p *prepared) stdio(c Command) error {
+	switch in := c.Stdin.(type) {
+	case nil:
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("creating stdin pipe: %w", err)
+		}
+		w.Close()
+		p.closers = append(p.closers, r)
+		p.cmd.Stdin = r
+	case *os.File:
+		p.cmd.Stdin = in
+		if isTerminal(in) {
+			p.cmd.Stdin = struct{ io.Reader }{in}
+		}
+	default:
+		p.cmd.Stdin = in
+	}
+	p.cmd.Stdout = noTerminal(c.Stdout)
+	p.cmd.Stderr = noTerminal(c.Stderr)
+	return nil
+}
+
+func noTerminal(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		return struct{ io.Writer }{f}
+	}
+	return w
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// Start starts c under spec (nil = None). Every child gets its own session
+// and process group; descriptors above 2 are never inherited; stdin is a
+// pipe. The start happens on a goroutine that holds its OS thread until
+// the child is reaped, because Pdeathsig and bwrap's --die-with-parent
+// follow the thread that forked. Errors: *RefusalError when a declaration
+// cannot be honoured, ErrStartFailed (wrapping the cause, e.g.
+// fs.ErrNotExist) when the child could not be started.
+func Start(spec *Spec, c Command) (*Process, error) {
+	pr, err := prepare(spec, c, true)
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{cmd: pr.cmd, mech: pr.mech, done: make(chan struct{}), info: make(chan struct{})}
+	started := make(chan error, 1)
+	go p.run(pr, started)
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
+	}
+	if pr.statusR != nil {
+		if err := readHelperStatus(pr.statusR); err != nil {
+			_ = p.Signal(syscall.SIGKILL)
+			_, _ = p.Wait()
+			return nil, err
+		}
+	}
+	if pr.infoR != nil {
+		go func() {
+			p.innerPid = readBwrapInfo(pr.infoR)
+			close(p.info)
+		}()
+	} else {
+		close(p.info)
+	}
+	return p, nil
+}
+
+func (p *Process) run(pr *prepared, started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err := pr.cmd.Start()
+	pr.closeChildEnds()
+	if err != nil {
+		pr.closeAll()
+		started <- err
+		return
+	}
+	started <- nil
+	pid := pr.cmd.Process.Pid
+	// Wait for the exit without reaping: while the child is a zombie its
+	// pid and group id cannot be reused, so the group kill below (and any
+	// Signal until then) reaches only its own leftovers.
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	p.mu.Lock()
+	p.exited = true
+	// Leftover members of the group (a grandchild holding stdout) die with
+	// the child: the call ends when the tool exits.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	p.mu.Unlock()
+	p.err = pr.cmd.Wait()
+	close(p.done)
+}
+
+// Pid is the process id of the child (the group id too). Under bwrap it is
+// bwrap's, under landlock the helper's; the tool is below it.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Signal sends sig to the child's whole process group. Under bwrap,
+// signals other than SIGKILL go to the sandbox's own session (the tool and
+// its group; bwrap would otherwise tear the sandbox down at once), and
+// SIGKILL kills bwrap, which takes the whole sandbox down. Under landlock,
+// SIGKILL first kills every descendant of the helper, setsid grandchildren
+// included. After the child has exited Signal returns os.ErrProcessDone.
+func (p *Process) Signal(sig syscall.Signal) error {
+	if p.mech == Bwrap && sig != syscall.SIGKILL {
+		select {
+		case <-p.info:
+		case <-time.After(time.Second):
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.exited {
+		return os.ErrProcessDone
+	}
+	pid := p.cmd.Process.Pid
+	switch {
+	case p.mech == Bwrap && sig != syscall.SIGKILL && p.innerPid > 0:
+		// The sandbox's pid 1 leads the tool's session and group; it
+		// ignores what it has no handler for, the tool does not.
+		if st, ok := readStat(p.innerPid); ok && st.ppid == pid {
+			return syscall.Kill(-p.innerPid, sig)
+		}
+	case p.mech == Landlock && sig == syscall.SIGKILL:
+		killTree(pid)
+	}
+	return syscall.Kill(-pid, sig)
+}
+
+// Done is closed when the child has exited and its output is collected.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the child and returns its exit code, or 128+N when it was
+// killed by signal N (under landlock the helper reports the tool's signal
+// the same way). The error is nil for any exit code; it is non-nil (with
+// code -1) only when waiting itself failed.
+func (p *Process) Wait() (int, error) {
+	<-p.done
+	var ee *exec.ExitError
+	if p.err != nil && !errors.As(p.err, &ee) && !errors.Is(p.err, exec.ErrWaitDelay) {
+		return -1, p.err
+	}
+	st := p.cmd.ProcessState
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return st.ExitCode(), nil
+}

@@ -1,0 +1,49 @@
+# The default toolbox: tools a coding agent needs to work on the repository
+# this file lives in. `toolbox lock -f toolboxes/default/toolbox.hcl` probes
+# every tool and writes toolbox.lock.json beside this file; `toolbox run` then
+# runs only what that lock says. See README.md in this directory.
+
+# How tools that declare runtime.sandbox are confined: "auto" takes bubblewrap
+# when it can honour everything a tool declares, else Landlock, else refuses
+# the tool at lock time. The read-only tools here declare net "none" and a
+# private /tmp, which only bubblewrap can enforce, so they need bwrap
+# installed (apt-get install bubblewrap). Under "none" they fail to lock:
+# nothing runs with less isolation than it asked for.
+sandbox = "auto" # bwrap | landlock | auto | none
+
+# Read a file, whole or a line range. Sandboxed: reads the repository only,
+# no network.
+tool "read_file" { path = "tools/read_file" }
+
+# List a directory, optionally several levels deep. Sandboxed like read_file.
+tool "list_dir" { path = "tools/list_dir" }
+
+# Two searches with identical args; the "search" capability below picks one.
+# search_rg needs ripgrep, and its check fails (with the fix) where rg is
+# missing; search_grep needs only grep. Both sandboxed like read_file.
+tool "search_rg" { path = "tools/search_rg" }
+tool "search_grep" { path = "tools/search_grep" }
+
+# Branch and porcelain status, and the unified diff, of the repository.
+# Sandboxed like read_file; they run git with optional locks off, so they
+# write nothing to the repository.
+tool "git_status" { path = "tools/git_status" }
+tool "git_diff" { path = "tools/git_diff" }
+
+# Fetch an http(s) URL. The one tool with network access; it reads no
+# repository files. curl gives up at 25 s; the operator's call timeout
+# here stops the tool at 30 s whatever happens.
+tool "fetch_url" {
+  path    = "tools/fetch_url"
+  timeout = "30s"
+}
+
+# What the model sees as "search": the first backend whose check passes at
+# lock time (ripgrep when installed, else grep). `toolbox check --probe`
+# shows which one won and why; `toolbox run search --backend search=search_grep`
+# overrides it for one call. required: check --probe exits 2 when neither works.
+capability "search" {
+  description = "Search the repository's files for a regular expression"
+  backends    = ["search_rg", "search_grep"]
+  required    = true
+}
