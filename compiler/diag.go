@@ -18,7 +18,13 @@ type Diagnostic struct {
 	Block string
 	Msg   string
 	Fix   string
+	// Err is the underlying error when there is one (e.g. a
+	// *sandbox.RefusalError), reachable with errors.As.
+	Err error
 }
+
+// Unwrap returns Err.
+func (d *Diagnostic) Unwrap() error { return d.Err }
 
 // Error renders `file:line:col: block: message; fix`.
 func (d *Diagnostic) Error() string {

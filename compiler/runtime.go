@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,14 +58,18 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 		need.TmpPrivate = sb.Tmp == "private"
 		if sb.FS != nil {
 			need.HasReadWrite = len(sb.FS.Write) > 0
-			for _, group := range [][]string{sb.FS.Read, sb.FS.Write} {
-				for _, path := range group {
+			for _, g := range []struct {
+				field string
+				paths []string
+			}{{sandbox.FieldRead, sb.FS.Read}, {sandbox.FieldWrite, sb.FS.Write}} {
+				field := g.field
+				for _, path := range g.paths {
 					abs := path
 					if !filepath.IsAbs(abs) {
 						abs = filepath.Join(toolDir, path)
 					}
 					if _, err := os.Stat(abs); err != nil {
-						return rt, fail("runtime.sandbox.fs", fmt.Sprintf("declared path %q (%s) does not exist", path, abs), "create it, or fix the tool's describe document")
+						return rt, fail(field, fmt.Sprintf("declared path %q (%s) does not exist, so sandbox %q cannot grant it", path, abs, p.mechanism), "create it, or fix the tool's describe document")
 					}
 				}
 			}
@@ -76,17 +81,14 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 	if need.Sandbox || need.RunAs {
 		m, err := sandbox.Resolve(sandbox.Mechanism(p.mechanism), need)
 		if err != nil {
-			if r, ok := err.(*sandbox.RefusalError); ok {
-				r.Tool = t.Name
-			}
-			return rt, err
+			return rt, refusal(t, err)
 		}
 		rt.Mechanism = string(m)
 	}
 	if ra := decl.RunAs; ra != nil {
 		id, err := sandbox.LookupIdentity(ra.User, ra.Group)
 		if err != nil {
-			return rt, fail("runtime.run_as", err.Error(), "create the user and group on this machine, or change the tool's run_as")
+			return rt, refusal(t, err)
 		}
 		name := ra.User
 		rt.RunAs = &manifest.Identity{User: name, UID: id.UID, GID: id.GID, Groups: id.Groups}
@@ -118,4 +120,15 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 		rt.Rundir = filepath.ToSlash(rel)
 	}
 	return rt, nil
+}
+
+// refusal locates a sandbox refusal at the tool's block, keeping the
+// *sandbox.RefusalError reachable (check --probe reports it as skipped).
+func refusal(t *ToolDecl, err error) error {
+	d := &Diagnostic{File: t.Range.Filename, Line: t.Range.Start.Line, Col: t.Range.Start.Column, Block: fmt.Sprintf("tool %q", t.Name), Msg: err.Error(), Err: err}
+	var r *sandbox.RefusalError
+	if errors.As(err, &r) {
+		d.Fix = r.Fix
+	}
+	return d
 }

@@ -75,7 +75,10 @@ func Start(ctx context.Context, path string, spec *sandbox.Spec, env []string) (
 // be started. On error nothing is left running.
 //
 // The go-plugin client is managed: a program calling Start must defer
-// plugin.CleanupClients() in its main function.
+// plugin.CleanupClients() in its main function. go-plugin keeps a managed
+// client for the life of the process, even once closed (a few KiB each).
+// Under the landlock mechanism the calling binary is re-executed as the
+// sandbox helper: its main must call sandbox.Init first.
 func (o Options) Start(ctx context.Context, path string, spec *sandbox.Spec, env []string) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("starting plugin %q: %w", path, err)
@@ -101,8 +104,11 @@ func (o Options) Start(ctx context.Context, path string, spec *sandbox.Spec, env
 		StartTimeout: timeout,
 		Stderr:       io.Discard,
 		SyncStdout:   io.Discard,
-		SkipHostEnv:  true,
-		Managed:      true,
+		// What the plugin writes to os.Stderr after Serve arrives over
+		// go-plugin's stdio stream: keep it with the rest of its stderr.
+		SyncStderr:  stderrSink{&made},
+		SkipHostEnv: true,
+		Managed:     true,
 		UnixSocketConfig: &plugin.UnixSocketConfig{
 			TempDir: socketBase(o.SocketDir),
 		},
@@ -117,9 +123,6 @@ func (o Options) Start(ctx context.Context, path string, spec *sandbox.Spec, env
 		},
 	}
 	c.pc = plugin.NewClient(cfg)
-	// What the plugin writes to os.Stderr after Serve arrives over
-	// go-plugin's stdio stream: keep it with the rest of its stderr.
-	cfg.SyncStderr = stderrSink{&made}
 
 	begun := time.Now()
 	result := make(chan error, 1)
@@ -180,12 +183,9 @@ func (c *Client) startError(err error, timedOut bool, timeout time.Duration) err
 	if c.r == nil {
 		return fmt.Errorf("starting plugin %q: %w", c.path, err)
 	}
-	select {
-	case <-c.r.done:
-	default:
-		// go-plugin killed the group and returned; the reaper lags behind.
-		<-c.r.done
-	}
+	// go-plugin has killed the group; wait for the reaper so that how the
+	// plugin ended is known.
+	<-c.r.done
 	if c.r.state == nil {
 		// It never started (not found, not executable): err says why.
 		return err
@@ -235,13 +235,32 @@ func (c *Client) Stderr() string { return c.r.stderr.String() }
 // Done is closed once the plugin process has exited and been reaped.
 func (c *Client) Done() <-chan struct{} { return c.r.done }
 
-// Close asks the plugin to shut down (go-plugin's graceful stop, at most
-// 2 s), then kills its whole process group and waits until the plugin is
-// reaped. Safe to call more than once and concurrently; it returns nil.
+// closeGrace bounds the graceful part of Close. go-plugin's own stop waits
+// up to 2 s for the plugin to exit after its shutdown call, but the call
+// itself has no deadline: a plugin that no longer answers (stopped, wedged)
+// would hold Close forever.
+const closeGrace = 3 * time.Second
+
+// Close asks the plugin to shut down (go-plugin's graceful stop), kills its
+// whole process group after at most closeGrace (3 s), and waits until the
+// plugin is reaped. Calls in flight fail. Safe to call more than once and
+// concurrently; it returns nil.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
-		c.pc.Kill()
+		stopped := make(chan struct{})
+		go func() {
+			c.pc.Kill()
+			close(stopped)
+		}()
+		t := time.NewTimer(closeGrace)
+		defer t.Stop()
+		select {
+		case <-stopped:
+		case <-t.C:
+			_ = c.r.Kill(context.Background())
+			<-stopped
+		}
 		_ = c.r.Kill(context.Background())
 		<-c.r.done
 	})
@@ -252,16 +271,12 @@ func (c *Client) Close() error {
 // stop, and waits until it is reaped. Calls in flight fail. Safe to call
 // more than once, and after or concurrently with Close.
 func (c *Client) Kill() {
-	if c.r != nil {
-		_ = c.r.Kill(context.Background())
-	}
+	_ = c.r.Kill(context.Background())
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.pc.Kill()
 	})
-	if c.r != nil {
-		<-c.r.done
-	}
+	<-c.r.done
 }
 
 // socketBase picks the directory for go-plugin's socket directory.

@@ -280,6 +280,18 @@ func TestCloseKillsTheWholeGroup(t *testing.T) {
 	}
 }
 
+func TestCloseAStoppedPlugin(t *testing.T) {
+	c := startFake(t, "good")
+	if err := syscall.Kill(c.Pid(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	begun := time.Now()
+	closeAndCheck(t, c)
+	if d := time.Since(begun); d > 10*time.Second {
+		t.Errorf("Close of a stopped plugin took %s", d)
+	}
+}
+
 func TestKillWhileRunning(t *testing.T) {
 	c, err := plugins.Start(ctxT(t), self(t), nil, []string{modeEnv + "=good"})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"toolbox/plugins"
 	"toolbox/plugins/sdk"
 	"toolbox/protocol"
+	"toolbox/sandbox"
 )
 
 // modeEnv switches the test binary into one of the fake plugins below: the
@@ -23,11 +24,13 @@ import (
 const modeEnv = "TOOLBOX_PLUGINS_TEST_MODE"
 
 func TestMain(m *testing.M) {
+	sandbox.Init() // the landlock helper re-executes this binary
 	if mode := os.Getenv(modeEnv); mode != "" {
 		os.Exit(fakePlugin(mode))
 	}
 	code := m.Run()
 	plugin.CleanupClients()
+	removeExamples()
 	os.Exit(code)
 }
 
@@ -146,8 +149,12 @@ func (fakeTool) Run(ctx context.Context, args sdk.Args, out sdk.Emitter) (int, e
 		if err != nil {
 			return 1, err
 		}
+		// The grandchild holds the plugin's real stdout and stderr open:
+		// stopping the plugin must not wait for them to close.
 		cmd := exec.Command(exe)
 		cmd.Env = []string{modeEnv + "=hang"}
+		cmd.Stdout = os.NewFile(1, "stdout")
+		cmd.Stderr = os.NewFile(2, "stderr")
 		if err := cmd.Start(); err != nil {
 			return 1, err
 		}

@@ -32,8 +32,9 @@ import (
 type procRunner struct {
 	path string
 	cmd  *exec.Cmd
-	// release frees what building cmd allocated (sandbox helper files);
-	// called once the child has exited or failed to start.
+	// release closes the parent's copies of descriptors passed to the
+	// child (sandbox.Cmd); called once the child started or will not.
+	// Idempotent.
 	release func()
 
 	outFwd, errFwd   *io.PipeReader
@@ -64,7 +65,7 @@ func newProcRunner(path string, cmd *exec.Cmd, release func(), stderr io.Writer,
 	r := &procRunner{
 		path:        path,
 		cmd:         cmd,
-		release:     release,
+		release:     sync.OnceFunc(release),
 		stderr:      newTail(stderrTailSize),
 		extraStderr: stderr,
 		abort:       abort,
@@ -95,6 +96,8 @@ func (r *procRunner) Start(context.Context) error {
 	}
 	r.cmd.Stdout = outW
 	r.cmd.Stderr = errW
+	// sandbox.Cmd always makes the child a session leader; Close and Kill
+	// rely on it, so make sure.
 	if r.cmd.SysProcAttr == nil {
 		r.cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -140,7 +143,9 @@ func (r *procRunner) unstarted() {
 func (r *procRunner) run(started chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := r.cmd.Start(); err != nil {
+	err := r.cmd.Start()
+	r.release()
+	if err != nil {
 		started <- err
 		return
 	}
@@ -151,7 +156,6 @@ func (r *procRunner) run(started chan<- error) {
 	r.state = r.cmd.ProcessState
 	// Members of the group left behind die with the plugin.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	r.release()
 	close(r.done)
 }
 

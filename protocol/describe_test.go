@@ -254,3 +254,15 @@ func TestDescribeErrorIsTyped(t *testing.T) {
 		}
 	}
 }
+
+func TestValidCommandName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"status": true, "add-dir": true, "x_1": true, "9lives": true, "A": true,
+		strings.Repeat("a", 64): true, strings.Repeat("a", 65): false,
+		"": false, "-x": false, "_x": false, "a.b": false, "a b": false, "é": false,
+	} {
+		if got := validCommandName(name); got != want {
+			t.Errorf("validCommandName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

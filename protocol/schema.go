@@ -138,7 +138,9 @@ func displayPointer(tokens []string) string {
 	return b.String()
 }
 
-var printer = message.NewPrinter(language.English)
+// printer formats the library's own messages; built on first use so that
+// processes that never validate do not pay for it.
+var printer = sync.OnceValue(func() *message.Printer { return message.NewPrinter(language.English) })
 
 // schemaProblems turns a validation error tree into one problem per leaf,
 // each located at prefix + its instance location. raw maps schema URLs to
@@ -257,7 +259,7 @@ func leafProblems(e *jsonschema.ValidationError, prefix []string, raw map[string
 	case *kind.FalseSchema:
 		return []problem{{at, "no value is allowed here"}}
 	}
-	return []problem{{at, e.ErrorKind.LocalizedString(printer)}}
+	return []problem{{at, e.ErrorKind.LocalizedString(printer())}}
 }
 
 // allowedKeys lists, sorted, the "properties" of the schema object at

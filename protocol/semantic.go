@@ -11,10 +11,22 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// commandNameRE is what a command name must match: the tool it defines is
-// called slug.name, and MCP clients accept only [a-zA-Z0-9_-] in tool names,
-// so dots and spaces are out.
-var commandNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+// validCommandName reports whether name matches ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$:
+// the tool it defines is called slug.name, and MCP clients accept only
+// [a-zA-Z0-9_-] in tool names, so dots and spaces are out. (Hand-written
+// rather than a package-level regexp, which every process would compile.)
+func validCommandName(name string) bool {
+	if name == "" || len(name) > 64 || name[0] == '_' || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // semantics collects the problems a JSON Schema cannot express. It reads the
 // decoded document defensively: a value of the wrong type was already
@@ -114,7 +126,7 @@ func (s *semantics) commands(cmds []any) {
 		at := []string{"commands", strconv.Itoa(i)}
 		if name, ok := cmd["name"].(string); ok {
 			switch j, dup := seen[name]; {
-			case !commandNameRE.MatchString(name):
+			case !validCommandName(name):
 				s.add(ptr(at, "name"), "%q is not a valid command name; use 1 to 64 letters, digits, '_' or '-', starting with a letter or digit (the tool is called slug.name)", name)
 			case dup:
 				s.add(ptr(at, "name"), "duplicate command name %q (first declared at /commands/%d); rename one", name, j)

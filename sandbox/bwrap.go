@@ -39,6 +39,7 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 		return nil, nil, nil, err
 	}
 	sys := systemEntries(!s.NetNone)
+	gs = placeGrants(gs, sys)
 	_, exeInside, _, dirInside, err := s.toolPaths(c, gs, sys)
 	if err != nil {
 		return nil, nil, nil, err

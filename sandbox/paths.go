@@ -167,12 +167,7 @@ func (s *Spec) grants() ([]grant, error) {
 	for _, d := range order {
 		out = append(out, *byDest[d])
 	}
-	slices.SortFunc(out, func(a, b grant) int {
-		if da, db := strings.Count(a.dest, "/"), strings.Count(b.dest, "/"); da != db {
-			return da - db
-		}
-		return strings.Compare(a.dest, b.dest)
-	})
+	sortGrants(out)
 	for _, g := range out {
 		if err := checkPlantedLink(g, out, s.Mechanism); err != nil {
 			return nil, err
@@ -202,6 +197,45 @@ func checkPlantedLink(g grant, all []grant, m Mechanism) error {
 			"path %q goes through a symlink inside writable path %q to %q, outside the granted paths", g.dest, w.dest, g.src)
 	}
 	return nil
+}
+
+// placeGrants decides where bwrap mounts each grant. A declared path that
+// lies inside another mounted tree (a grant or a system directory) but
+// reaches its target through a symlink in that tree cannot be a mount
+// point (bwrap would follow the link while the new root is half built), so
+// such a grant is mounted at its resolved path, where the link inside the
+// sandbox leads as well when it is absolute. The result is in mount order.
+func placeGrants(gs []grant, sys []sysEntry) []grant {
+	out := slices.Clone(gs)
+	for i, g := range out {
+		best, expected := -1, g.dest
+		for _, h := range gs {
+			if h.dest != g.dest && within(g.dest, h.dest) && len(h.dest) > best {
+				rel, _ := filepath.Rel(h.dest, g.dest)
+				best, expected = len(h.dest), filepath.Join(h.src, rel)
+			}
+		}
+		for _, e := range sys {
+			if e.link == "" && e.dir && within(g.dest, e.path) && len(e.path) > best {
+				rel, _ := filepath.Rel(e.path, g.dest)
+				best, expected = len(e.path), filepath.Join(e.src, rel)
+			}
+		}
+		if best >= 0 && g.src != expected {
+			out[i].dest = g.src
+		}
+	}
+	sortGrants(out)
+	return out
+}
+
+func sortGrants(gs []grant) {
+	slices.SortStableFunc(gs, func(a, b grant) int {
+		if da, db := strings.Count(a.dest, "/"), strings.Count(b.dest, "/"); da != db {
+			return da - db
+		}
+		return strings.Compare(a.dest, b.dest)
+	})
 }
 
 // sandboxPath maps a host path to the path the tool uses for it: the path

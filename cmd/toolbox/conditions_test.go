@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os/exec"
+
+	"toolbox/sandbox"
 )
 
 // scriptCondition answers the [name] conditions of the scripts:
@@ -11,6 +13,10 @@ func scriptCondition(cond string) (bool, error) {
 	switch cond {
 	case "rg":
 		return exec.Command("rg", "--version").Run() == nil, nil
+	case "bwrap":
+		return sandbox.Detect().Bwrap, nil
+	case "landlock":
+		return sandbox.Detect().Landlock, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

@@ -7,11 +7,16 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"toolbox/sandbox"
 )
 
 // TestMain registers the test binary as `toolbox`, so every script drives
 // the real program (and its hidden sandbox helper) as a subprocess.
 func TestMain(m *testing.M) {
+	// The test binary is also the landlock helper when the conditions
+	// below probe the sandbox (sandbox.Detect re-executes it).
+	sandbox.Init()
 	testscript.Main(m, map[string]func(){
 		"toolbox": func() { os.Exit(Main()) },
 	})

@@ -1,0 +1,101 @@
+package plugins_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"toolbox/plugins"
+	"toolbox/sandbox"
+)
+
+// The example read_file plugin, confined as the default toolbox declares it
+// (read the data directory only, no network, a private /tmp), still
+// completes the handshake over its unix socket and serves calls.
+func TestPluginUnderSandbox(t *testing.T) {
+	for _, mech := range []sandbox.Mechanism{sandbox.Bwrap, sandbox.Landlock} {
+		t.Run(string(mech), func(t *testing.T) {
+			if mech == sandbox.Bwrap {
+				if _, err := exec.LookPath("bwrap"); err != nil {
+					t.Skip("bwrap not installed")
+				}
+			}
+			bin := exampleBinary(t, "read_file")
+			data := t.TempDir()
+			if err := os.WriteFile(filepath.Join(data, "f.txt"), []byte("1\n2\n3\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec := &sandbox.Spec{
+				Mechanism:  mech,
+				ToolDir:    filepath.Dir(bin),
+				Read:       []string{data},
+				NetNone:    mech == sandbox.Bwrap,
+				TmpPrivate: mech == sandbox.Bwrap,
+			}
+			c, err := plugins.Options{Dir: data}.Start(ctxT(t), bin, spec, nil)
+			if err != nil {
+				t.Fatalf("Start under %s: %v", mech, err)
+			}
+			defer closeAndCheck(t, c)
+			var out collect
+			res, err := c.Run(ctxT(t), map[string]any{"path": "f.txt", "start": 3}, out.add)
+			if err != nil || res.ExitCode != 0 || string(out.chunks) != "3\n" {
+				t.Errorf("Run: %+v, %v, %q", res, err, out.chunks)
+			}
+			// Outside the granted paths the plugin sees nothing.
+			res, err = c.Run(ctxT(t), map[string]any{"path": "/etc/shadow"}, nil)
+			if err != nil || res.ExitCode == 0 {
+				t.Errorf("reading /etc/shadow under %s: %+v, %v", mech, res, err)
+			}
+		})
+	}
+}
+
+// Run as another user, the plugin can still create its socket (go-plugin's
+// socket directory is handed to that user) and runs with that identity.
+func TestPluginRunAs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("run_as needs root")
+	}
+	bin := exampleBinary(t, "read_file")
+	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.MkdirTemp("", "plugins-runas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(data) })
+	if err := os.Chmod(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "f.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "secret"), []byte("s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec := &sandbox.Spec{RunAs: &sandbox.Identity{UID: 65534, GID: 65534}}
+	c, err := plugins.Options{Dir: data}.Start(ctxT(t), bin, spec, nil)
+	if err != nil {
+		t.Fatalf("Start as nobody: %v", err)
+	}
+	defer closeAndCheck(t, c)
+	st, err := os.Stat("/proc/" + strconv.Itoa(c.Pid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid := st.Sys().(*syscall.Stat_t).Uid; uid != 65534 {
+		t.Errorf("plugin runs as uid %d, want 65534", uid)
+	}
+	var out collect
+	if res, err := c.Run(ctxT(t), map[string]any{"path": "f.txt"}, out.add); err != nil || res.ExitCode != 0 || string(out.chunks) != "x\n" {
+		t.Errorf("Run: %+v, %v, %q", res, err, out.chunks)
+	}
+	if res, err := c.Run(ctxT(t), map[string]any{"path": "secret"}, nil); err != nil || res.ExitCode != 1 {
+		t.Errorf("reading root's 0600 file as nobody: %+v, %v", res, err)
+	}
+}

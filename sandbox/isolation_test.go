@@ -1,0 +1,178 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// tmp: private gives bwrap tools their own empty /tmp; tmp: shared is the
+// host's, under both mechanisms; landlock refuses private.
+func TestTmpPrivateAndShared(t *testing.T) {
+	marker, err := os.CreateTemp("/tmp", "sandbox-marker-")
+	must(t, err)
+	marker.Close()
+	t.Cleanup(func() { os.Remove(marker.Name()) })
+	made := marker.Name() + "-made"
+	t.Cleanup(func() { os.Remove(made) })
+	env := []string{"MARKER=" + marker.Name(), "MADE=" + made}
+	script := `test -e "$MARKER" && echo seen; echo x > "$MADE" && echo wrote`
+
+	t.Run("bwrap-private", func(t *testing.T) {
+		requireMechanism(t, Bwrap)
+		r := runSh(t, &Spec{Mechanism: Bwrap, TmpPrivate: true}, script, env...)
+		if strings.Contains(r.stdout, "seen") || !strings.Contains(r.stdout, "wrote") {
+			t.Fatalf("private /tmp: stdout %q, stderr %q", r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(made); err == nil {
+			t.Fatal("a write to a private /tmp reached the host")
+		}
+	})
+	for _, m := range sandboxed {
+		t.Run(string(m)+"-shared", func(t *testing.T) {
+			requireMechanism(t, m)
+			os.Remove(made)
+			r := runSh(t, &Spec{Mechanism: m}, script, env...)
+			if r.stdout != "seen\nwrote\n" {
+				t.Fatalf("shared /tmp: stdout %q, stderr %q", r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(made); err != nil {
+				t.Fatalf("a write to the shared /tmp did not reach the host: %v", err)
+			}
+		})
+	}
+	t.Run("landlock-private", func(t *testing.T) {
+		_, err := Start(&Spec{Mechanism: Landlock, TmpPrivate: true}, Command{Path: "/bin/true"})
+		wantRefusal(t, err, FieldTmp)
+	})
+}
+
+// The caller's environment never reaches a sandboxed tool, not even
+// through /proc/*/environ (bwrap is pid 1 inside; the landlock helper is
+// the tool's parent). Twin: a variable the Command passes is seen, and
+// under None the same scan finds the caller's canary (so the scan works).
+func TestCallerEnvironmentInvisible(t *testing.T) {
+	t.Setenv("TOOLBOX_TEST_CANARY", "canary-c4n4ry")
+	script := `env | grep -c c4n4ry; for f in /proc/[0-9]*/environ; do tr '\0' '\n' < "$f"; done 2>/dev/null | grep -c c4n4ry`
+	for _, m := range sandboxed {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			r := runSh(t, &Spec{Mechanism: m}, script)
+			if r.stdout != "0\n0\n" {
+				t.Fatalf("canary seen inside (counts %q)", r.stdout)
+			}
+			r = runSh(t, &Spec{Mechanism: m}, script, "PASSED=passed-c4n4ry")
+			if r.stdout == "0\n0\n" {
+				t.Fatalf("a declared variable is not seen (counts %q)", r.stdout)
+			}
+		})
+	}
+	t.Run("none-twin", func(t *testing.T) {
+		r := runSh(t, nil, script)
+		if n, _ := strconv.Atoi(strings.Fields(r.stdout + " 0 0")[1]); n == 0 {
+			t.Fatalf("the /proc scan did not find the caller's canary under None: %q", r.stdout)
+		}
+	})
+}
+
+// A descriptor the caller inherited (opened without close-on-exec before
+// Init) never reaches a child. Twin: a descriptor left inheritable after
+// Init does reach a None child, so the check sees leaks.
+func TestCallerDescriptorInvisible(t *testing.T) {
+	dir := t.TempDir()
+	openInheritable := func(name string) int {
+		fd, err := unix.Open(filepath.Join(dir, name), unix.O_CREAT|unix.O_RDWR, 0o600)
+		must(t, err)
+		t.Cleanup(func() { unix.Close(fd) })
+		return fd
+	}
+	canary := openInheritable("canary-fd")
+	markCloexec() // what Init does at start-up
+	// Through /proc: the sandbox shows no process of the caller's.
+	script := `ls -l /proc/self/fd/ /proc/[0-9]*/fd/ 2>/dev/null | grep -c canary-fd`
+	for _, m := range sandboxed {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			r := runSh(t, &Spec{Mechanism: m}, script)
+			if r.stdout != "0\n" {
+				t.Fatalf("descriptor %d seen inside (%q)", canary, r.stdout)
+			}
+		})
+	}
+	t.Run("self-fd", func(t *testing.T) {
+		for _, m := range []Mechanism{None, Bwrap, Landlock} {
+			requireMechanism(t, m)
+			r := runSh(t, &Spec{Mechanism: m}, `ls /proc/self/fd/`)
+			if fds := strings.Fields(r.stdout); len(fds) != 4 { // 0 1 2 and ls's own
+				t.Fatalf("%s: the child has descriptors %v", m, fds)
+			}
+		}
+	})
+	t.Run("leak-twin", func(t *testing.T) {
+		leak := openInheritable("leak-fd")
+		r := runSh(t, nil, fmt.Sprintf(`readlink /proc/self/fd/%d`, leak))
+		unix.Close(leak)
+		if !strings.Contains(r.stdout, "leak-fd") {
+			t.Fatalf("an inheritable descriptor did not reach a None child: %q %q", r.stdout, r.stderr)
+		}
+	})
+}
+
+// Every child: stdin a pipe even when none is given, its own session and
+// process group, and never the caller's terminal.
+func TestChildHygiene(t *testing.T) {
+	for _, m := range []Mechanism{None, Bwrap, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			r := runSh(t, &Spec{Mechanism: m}, `readlink /proc/self/fd/0; cat; echo eof`)
+			if !strings.HasPrefix(r.stdout, "pipe:") || !strings.HasSuffix(r.stdout, "\neof\n") {
+				t.Fatalf("stdin: %q", r.stdout)
+			}
+		})
+	}
+	p, out, _ := startSh(t, nil, `echo $$; cut -d' ' -f5,6 /proc/$$/stat`)
+	code, _ := p.Wait()
+	f := strings.Fields(out.String())
+	if code != 0 || len(f) != 3 || f[0] != f[1] || f[0] != f[2] || f[0] != strconv.Itoa(p.Pid()) {
+		t.Fatalf("pid, pgid, sid = %v, want all %d", f, p.Pid())
+	}
+	if sid, _ := unix.Getsid(0); strconv.Itoa(sid) == f[2] {
+		t.Fatal("the child shares the caller's session")
+	}
+
+	tty := openPTY(t)
+	for _, m := range []Mechanism{None, Bwrap, Landlock} {
+		requireMechanism(t, m)
+		var errb strings.Builder
+		p, err := Start(&Spec{Mechanism: m}, Command{Path: "/bin/sh", Args: []string{"-c", `readlink /proc/self/fd/0 /proc/self/fd/1 >&2`},
+			Stdin: tty, Stdout: tty, Stderr: &errb})
+		must(t, err)
+		p.Wait()
+		if strings.Contains(errb.String(), "/dev/pts") || strings.Count(errb.String(), "pipe:") != 2 {
+			t.Fatalf("%s: the child got the terminal: %q", m, errb.String())
+		}
+	}
+}
+
+// openPTY returns the terminal side of a new pseudo-terminal.
+func openPTY(t *testing.T) *os.File {
+	t.Helper()
+	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	t.Cleanup(func() { ptm.Close() })
+	must(t, unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(ptm.Fd()), unix.TIOCGPTN)
+	must(t, err)
+	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	must(t, err)
+	t.Cleanup(func() { pts.Close() })
+	return pts
+}
