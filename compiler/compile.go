@@ -13,6 +13,7 @@ import (
 
 	"toolbox/manifest"
 	"toolbox/protocol"
+	"toolbox/protocol/validate"
 	"toolbox/runspec"
 	"toolbox/sandbox"
 )
@@ -232,10 +233,7 @@ func (p *prober) probe(ctx context.Context, t *ToolDecl) (*manifest.Tool, *ToolR
 
 func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*manifest.Tool, error) {
 	fail := func(msg, fix string) error {
-		return &Diagnostic{File: t.Range.Filename, Line: t.Range.Start.Line, Col: t.Range.Start.Column, Block: fmt.Sprintf("tool %q", t.Name), Msg: msg, Fix: fix}
-	}
-	if t.Kind == KindPlugin {
-		return nil, fail("plugin tools are not supported by this build", "declare it as a tool block if it speaks the bash-tool protocol")
+		return &Diagnostic{File: t.Range.Filename, Line: t.Range.Start.Line, Col: t.Range.Start.Column, Block: t.Block, Msg: msg, Fix: fix}
 	}
 	sum, err := manifest.HashFile(t.Path)
 	if err != nil {
@@ -250,16 +248,22 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	// describe runs before the tool's declarations are known, so it gets
 	// the strictest confinement the mechanism offers.
 	spec := p.describeSpec(t)
-	c, err := p.capture(ctx, spec, sandbox.Command{Path: t.Path, Args: []string{"describe"}, Env: p.describeEnv()}, p.opts.DescribeTimeout)
-	if err != nil {
-		return nil, fail(fmt.Sprintf("running describe: %v", err), "check that the tool is executable on this machine")
-	}
-	if f := c.failure("describe", p.opts.DescribeTimeout); f != nil {
-		return nil, fail(f.Error(), "`TOOL describe` must print its JSON describe document and exit 0")
-	}
-	d, err := protocol.ParseDescribe(c.stdout)
-	if err != nil {
-		return nil, fail(fmt.Sprintf("invalid describe document: %v", err), "fix the tool's describe output (DESIGN.md §2)")
+	var d *protocol.Describe
+	if t.Kind == KindPlugin {
+		if d, lt.PluginProtocol, err = p.describePlugin(ctx, t, spec); err != nil {
+			return nil, fail(err.Error(), "`toolbox describe` the plugin; it must be built with plugins/sdk and print nothing before its handshake")
+		}
+	} else {
+		c, err := p.capture(ctx, spec, sandbox.Command{Path: t.Path, Args: []string{"describe"}, Env: p.describeEnv()}, p.opts.DescribeTimeout)
+		if err != nil {
+			return nil, fail(fmt.Sprintf("running describe: %v", err), "check that the tool is executable on this machine")
+		}
+		if f := c.failure("describe", p.opts.DescribeTimeout); f != nil {
+			return nil, fail(f.Error(), "`TOOL describe` must print its JSON describe document and exit 0")
+		}
+		if d, err = validate.ParseDescribe(c.stdout); err != nil {
+			return nil, fail(fmt.Sprintf("invalid describe document: %v", err), "fix the tool's describe output (DESIGN.md §2)")
+		}
 	}
 	lt.Describe = d
 	lt.Protocol = d.EffectiveProtocol()
@@ -289,6 +293,9 @@ func (p *prober) check(ctx context.Context, lt *manifest.Tool) manifest.Probe {
 	spec, cmd, err := runspec.Prepare(p.cfg.Dir, lt, p.cfg.EnvAllowlist, runspec.Params{Verb: "check", CallerEnv: p.opts.CallerEnv})
 	if err != nil {
 		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("preparing check: %v", err)}
+	}
+	if lt.Kind == KindPlugin {
+		return p.checkPlugin(ctx, cmd, spec)
 	}
 	c, err := p.capture(ctx, spec, cmd, p.opts.CheckTimeout)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"toolbox/manifest"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -39,8 +40,8 @@ type Config struct {
 
 // Tool kinds.
 const (
-	KindExec   = "exec"
-	KindPlugin = "plugin"
+	KindExec   = manifest.KindExec
+	KindPlugin = manifest.KindPlugin
 )
 
 // ToolDecl is one tool of the toolbox file.

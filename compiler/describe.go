@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"toolbox/protocol"
+	"toolbox/protocol/validate"
 	"toolbox/sandbox"
 )
 
@@ -34,7 +35,7 @@ func DescribeBinary(ctx context.Context, path string, callerEnv []string) (*prot
 	if f := c.failure("describe", DefaultDescribeTimeout); f != nil {
 		return nil, c.stdout, fmt.Errorf("%s: %w", path, f)
 	}
-	d, err := protocol.ParseDescribe(c.stdout)
+	d, err := validate.ParseDescribe(c.stdout)
 	if err != nil {
 		return nil, c.stdout, fmt.Errorf("%s: invalid describe document: %w", path, err)
 	}

@@ -13,6 +13,12 @@ var (
 	ErrNotFound      = errors.New("tool binary not found")
 	ErrNotExecutable = errors.New("tool binary not executable")
 	ErrUnknownName   = errors.New("unknown tool or capability")
+	// ErrNeedsValidator: the tool declares an output event schema and the
+	// Request has no CompileSchema. Nothing was started; the caller may
+	// retry with a validator (cmd/toolbox hands the call to toolbox-core).
+	ErrNeedsValidator = errors.New("validating its events needs a JSON Schema validator")
+	// ErrNeedsPlugin: the tool is a plugin and the Request has no Plugins.
+	ErrNeedsPlugin = errors.New("running it needs the plugin host")
 )
 
 // Exit codes of `toolbox run` for errors before launch (DESIGN.md §7).

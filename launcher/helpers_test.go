@@ -3,6 +3,7 @@ package launcher
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 
 	"toolbox/manifest"
 	"toolbox/protocol"
+	"toolbox/protocol/validate"
 )
 
 // fixture is a directory holding a toolbox file, fake tools under tools/
@@ -71,6 +73,9 @@ func (f *fixture) request(name string, args map[string]any) Request {
 		Name:      name,
 		Args:      args,
 		CallerEnv: os.Environ(),
+		CompileSchema: func(schema json.RawMessage) (EventValidator, error) {
+			return validate.CompileEventSchema(schema)
+		},
 	}
 }
 

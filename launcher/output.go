@@ -32,7 +32,7 @@ type stdoutSink struct {
 	framing   string
 	keepRaw   bool // buffer raw bytes (raw and chunks framing, not streaming)
 	raw       []byte
-	validator *protocol.EventValidator // jsonl, nil when no schema is declared
+	validator EventValidator // jsonl, nil when no schema is declared
 
 	n         int64 // bytes seen
 	limit     int   // MaxResultBytes; smaller in tests
@@ -46,7 +46,7 @@ type stdoutSink struct {
 	lines         []string
 }
 
-func newStdoutSink(framing string, forward io.Writer, v *protocol.EventValidator) *stdoutSink {
+func newStdoutSink(framing string, forward io.Writer, v EventValidator) *stdoutSink {
 	return &stdoutSink{
 		forward:   forward,
 		framing:   framing,

@@ -46,6 +46,21 @@ type Request struct {
 	CallerEnv []string
 	// Session is the TOOLBOX_SESSION value; "" for none.
 	Session string
+	// CompileSchema compiles a tool's declared output event schema
+	// (validate.CompileEventSchema). It is injected so that this package
+	// does not link a JSON Schema library: nil makes Run refuse a jsonl tool
+	// that declares an event schema with ErrNeedsValidator, before launch.
+	CompileSchema func(schema json.RawMessage) (EventValidator, error)
+	// Plugins runs plugin tools (package launcher/pluginrun). It is
+	// injected for the same reason: nil makes Run refuse a plugin tool with
+	// ErrNeedsPlugin, before launch.
+	Plugins PluginRunner
+}
+
+// EventValidator validates one jsonl line against a compiled event schema;
+// the error says why the line is invalid. *validate.EventValidator is one.
+type EventValidator interface {
+	Validate(line []byte) (any, error)
 }
 
 // Result is how a tool that ran ended. Exactly one of Output (raw and
@@ -122,7 +137,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	t := req.Lock.Tools[toolName]
-	if err := runnable(toolName, t); err != nil {
+	if err := runnable(toolName, t, req.Plugins); err != nil {
 		return nil, err
 	}
 	args, err := toolArgs(toolName, t)
@@ -141,10 +156,13 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, &ArgError{Tool: toolName, Err: err}
 	}
 	framing := t.Describe.Framing()
-	var validator *protocol.EventValidator
+	var validator EventValidator
 	if framing == protocol.FramingJSONL {
 		if schema := outputSchema(t.Describe); len(schema) > 0 {
-			if validator, err = protocol.CompileEventSchema(schema); err != nil {
+			if req.CompileSchema == nil {
+				return nil, fmt.Errorf("%q declares an output event schema: %w", toolName, ErrNeedsValidator)
+			}
+			if validator, err = req.CompileSchema(schema); err != nil {
 				return nil, &RefusedError{
 					What: fmt.Sprintf("compiling the output event schema of %q: %v", toolName, err),
 					Fix:  relockFix, Err: err,
@@ -161,12 +179,20 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err // it names the tool and the fix
 	}
-	res, err := execute(ctx, spec, cmd, execOptions{
+	o := execOptions{
 		framing: framing, validator: validator,
 		timeout: callTimeout(req.Timeout, t), stop: stopFor(t.Describe),
 		stdout: req.Stdout, stderr: req.Stderr,
 		emptyResult: t.Describe.EmptyResult, mediaType: t.Describe.OutputMediaType,
-	})
+	}
+	var res *Result
+	if t.Kind == manifest.KindPlugin {
+		res, err = executePlugin(ctx, req.Plugins, PluginCall{
+			Path: cmd.Path, Spec: spec, Env: cmd.Env, Dir: cmd.Dir, Command: t.Command, Args: values,
+		}, o)
+	} else {
+		res, err = execute(ctx, spec, cmd, o)
+	}
 	if res == nil {
 		return nil, err // it never started
 	}
@@ -178,11 +204,14 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 }
 
 // runnable refuses what this launcher must not run.
-func runnable(name string, t *manifest.Tool) error {
-	if t.Kind != "exec" {
+func runnable(name string, t *manifest.Tool, plugins PluginRunner) error {
+	switch {
+	case t.Kind == manifest.KindPlugin && plugins == nil:
+		return fmt.Errorf("%q is a plugin tool: %w", name, ErrNeedsPlugin)
+	case t.Kind != manifest.KindExec && t.Kind != manifest.KindPlugin:
 		return &RefusedError{
-			What: fmt.Sprintf("tool %q is a %q tool; this launcher runs exec tools only", name, t.Kind),
-			Fix:  "run it through a front-end that supports plugins",
+			What: fmt.Sprintf("tool %q is of unknown kind %q", name, t.Kind),
+			Fix:  relockFix,
 		}
 	}
 	d := t.Describe
@@ -256,4 +285,17 @@ func stopFor(d *protocol.Describe) stopPlan {
 		plan.grace = time.Duration(*to.Stop * float64(time.Second))
 	}
 	return plan
+}
+
+// NeedsHost says what a locked tool needs beyond this package to run: a
+// JSON Schema validator (a jsonl tool that declares an output event
+// schema) or the plugin host (a plugin tool). A front-end that lacks one
+// hands the call to one that has it before reading anything the call
+// consumes (stdin).
+func NeedsHost(t *manifest.Tool) (validator, plugins bool) {
+	if t == nil || t.Describe == nil {
+		return false, false
+	}
+	validator = t.Describe.Framing() == protocol.FramingJSONL && len(outputSchema(t.Describe)) > 0
+	return validator, t.Kind == manifest.KindPlugin
 }

@@ -177,9 +177,9 @@ func TestRunRefusals(t *testing.T) {
 			want: `declares runtime.run_as`,
 		},
 		{
-			name:   "plugin",
-			mutate: func(t *manifest.Tool) { t.Kind = "plugin" },
-			want:   `is a "plugin" tool`,
+			name:   "unknown kind",
+			mutate: func(t *manifest.Tool) { t.Kind = "wasm" },
+			want:   `is of unknown kind "wasm"`,
 		},
 		{
 			name: "service",
@@ -378,4 +378,43 @@ func withoutVar(env []string, name string) []string {
 		}
 	}
 	return out
+}
+
+// TestRunWithoutValidatorRefusesSchemaTools: with no CompileSchema, a tool
+// whose events need validating is refused before launch (never run with its
+// events unchecked), and ExitCode maps that to 125.
+func TestRunWithoutValidatorRefusesSchemaTools(t *testing.T) {
+	f := newFixture(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	f.addTool(t, "events", "touch "+marker, &protocol.Describe{
+		Protocol: 2, Slug: "events", Description: "d", Args: []protocol.Arg{},
+		Process: &protocol.Process{Output: &protocol.Output{Event: json.RawMessage(`{"type":"object"}`)}},
+	})
+	req := f.request("events", nil)
+	req.CompileSchema = nil
+	_, err := Run(t.Context(), req)
+	if !errors.Is(err, ErrNeedsValidator) {
+		t.Fatalf("err = %v, want ErrNeedsValidator", err)
+	}
+	if ExitCode(err) != ExitFailed {
+		t.Errorf("ExitCode = %d, want %d", ExitCode(err), ExitFailed)
+	}
+	if _, serr := os.Stat(marker); serr == nil {
+		t.Error("the tool ran")
+	}
+}
+
+// TestRunPluginWithoutHost: a plugin tool with no PluginRunner is refused
+// before launch with ErrNeedsPlugin (cmd/toolbox hands it to toolbox-core).
+func TestRunPluginWithoutHost(t *testing.T) {
+	f := newFixture(t)
+	marker := filepath.Join(f.dir, "ran")
+	f.addTool(t, "p", "touch '"+marker+"'", nil).Kind = manifest.KindPlugin
+	_, err := Run(t.Context(), f.request("p", nil))
+	if !errors.Is(err, ErrNeedsPlugin) {
+		t.Fatalf("err = %v, want ErrNeedsPlugin", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the plugin ran")
+	}
 }

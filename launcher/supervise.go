@@ -106,7 +106,7 @@ func startError(path string, err error) error {
 // the request.
 type execOptions struct {
 	framing     string
-	validator   *protocol.EventValidator
+	validator   EventValidator
 	timeout     time.Duration
 	stop        stopPlan
 	stdout      io.Writer
@@ -118,10 +118,19 @@ type execOptions struct {
 // execute runs c with the sinks of o attached and builds the Result (all
 // but the names). The Result is nil only when the tool never started.
 func execute(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, o execOptions) (*Result, error) {
+	return collect(c.Path, o, func(stdout, stderr io.Writer) (outcome, error) {
+		c.Stdout, c.Stderr = stdout, stderr
+		return supervise(ctx, spec, c, o.timeout, o.stop)
+	})
+}
+
+// collect attaches the output sinks of o to one run and builds its Result
+// (all but the names); exec and plugin tools share it. The Result is nil
+// only when the tool never started.
+func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (outcome, error)) (*Result, error) {
 	out := newStdoutSink(o.framing, o.stdout, o.validator)
 	errs := &tailSink{forward: o.stderr}
-	c.Stdout, c.Stderr = out, errs
-	ended, err := supervise(ctx, spec, c, o.timeout, o.stop)
+	ended, err := run(out, errs)
 	if !ended.started {
 		return nil, err
 	}
@@ -149,7 +158,7 @@ func execute(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, o execO
 		res.Message = o.emptyResult.Contents
 	}
 	if err == nil && out.fwdErr != nil {
-		err = fmt.Errorf("writing the output of %q: %w", c.Path, out.fwdErr)
+		err = fmt.Errorf("writing the output of %q: %w", path, out.fwdErr)
 	}
 	return res, err
 }

@@ -87,6 +87,9 @@ func (d *differ) tool(name string, a, b *Tool) {
 		d.addf("%s: binary changed (sha256 %s -> %s)", at, short(a.SHA256), short(b.SHA256))
 	}
 	d.str(at+": platform", a.Platform, b.Platform)
+	if a.PluginProtocol != b.PluginProtocol {
+		d.addf("%s: plugin protocol %d -> %d", at, a.PluginProtocol, b.PluginProtocol)
+	}
 	if a.Protocol != b.Protocol {
 		d.addf("%s: protocol %d -> %d", at, a.Protocol, b.Protocol)
 	}

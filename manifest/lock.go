@@ -2,6 +2,12 @@ package manifest
 
 import "toolbox/protocol"
 
+// Tool kinds.
+const (
+	KindExec   = "exec"
+	KindPlugin = "plugin"
+)
+
 // FormatVersion is the lock format this program reads and writes.
 const FormatVersion = 1
 
@@ -55,16 +61,19 @@ type FileRef struct {
 
 // Tool is one locked tool.
 type Tool struct {
-	// Kind is "exec" or "plugin".
+	// Kind is KindExec or KindPlugin.
 	Kind string `json:"kind"`
 	// Path of the binary, relative to the lock's directory (slash-separated).
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
 	// Platform is GOOS/GOARCH of the machine that locked it.
 	Platform string `json:"platform"`
-	// Protocol is the tool protocol (1 or 2), or for plugins the negotiated
-	// plugin protocol version; at least 1 whenever Describe is set.
+	// Protocol is the tool protocol of its describe document (1 or 2); at
+	// least 1 whenever Describe is set.
 	Protocol int `json:"protocol"`
+	// PluginProtocol is the plugin protocol version negotiated with a
+	// plugin tool at lock time (plugins.ProtocolVersion); 0 for exec tools.
+	PluginProtocol int `json:"plugin_protocol,omitempty"`
 	// Command is set for a tool that is one command of a multi-command binary.
 	Command string `json:"command,omitempty"`
 	// Describe is the validated describe document. It is required unless

@@ -36,7 +36,7 @@ func (e *InvalidError) Error() string {
 var (
 	sandboxRequests = []string{"auto", "bwrap", "landlock", "none"}
 	toolMechanisms  = []string{"bwrap", "landlock", "none"}
-	toolKinds       = []string{"exec", "plugin"}
+	toolKinds       = []string{KindExec, KindPlugin}
 	probeStatuses   = []string{StatusOK, StatusFailed, StatusUnverified, StatusSkipped}
 )
 

@@ -29,11 +29,14 @@ type Options struct {
 	// StartTimeout bounds the time from starting the process to its
 	// handshake line; 0 means DefaultStartTimeout.
 	StartTimeout time.Duration
-	// Dir is the plugin's working directory; "" means the caller's.
+	// Dir is the plugin's working directory; "" means the caller's under
+	// no sandbox (under one, see sandbox.Command: it must lie inside a
+	// granted path).
 	Dir string
 	// Stderr, when non-nil, receives a copy of everything the plugin writes
-	// to its stderr (its logs). The last 4 KiB are kept regardless and
-	// quoted in errors.
+	// to its stderr (its logs), one Write at a time from a goroutine of the
+	// Client; write errors are ignored. The last 4 KiB are kept regardless
+	// and quoted in errors.
 	Stderr io.Writer
 	// SocketDir is the directory under which go-plugin creates the plugin's
 	// socket directory. "" means os.TempDir() when that is short enough and
@@ -191,7 +194,7 @@ func (c *Client) startError(err error, timedOut bool, timeout time.Duration) err
 		return err
 	}
 	junk, line := c.r.hs.snapshot()
-	stderr := c.r.stderr.String()
+	stderr := c.r.stderrTail()
 	switch {
 	case junk != "" && line != "":
 		return fmt.Errorf("starting plugin %q: %w: it printed %q first; a plugin must write nothing to stdout before serving (log to stderr)",
@@ -230,7 +233,7 @@ func (c *Client) ProtocolVersion() int { return c.version }
 func (c *Client) Pid() int { return int(c.r.pid.Load()) }
 
 // Stderr returns the last 4 KiB the plugin wrote to its stderr.
-func (c *Client) Stderr() string { return c.r.stderr.String() }
+func (c *Client) Stderr() string { return c.r.stderrTail() }
 
 // Done is closed once the plugin process has exited and been reaped.
 func (c *Client) Done() <-chan struct{} { return c.r.done }
@@ -305,7 +308,7 @@ func (c *Client) callError(what string, err error) error {
 		wait = 2 * time.Second
 	}
 	if exited := c.r.exitDescription(wait); exited != stillRunning {
-		return fmt.Errorf("%s plugin %q: %w (%s)%s", what, c.path, ErrPluginExited, exited, stderrNote(c.r.stderr.String()))
+		return fmt.Errorf("%s plugin %q: %w (%s)%s", what, c.path, ErrPluginExited, exited, stderrNote(c.r.stderrTail()))
 	}
 	return fmt.Errorf("%s plugin %q: %w", what, c.path, err)
 }

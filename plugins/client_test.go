@@ -1,6 +1,7 @@
 package plugins_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -191,7 +193,7 @@ func TestEnvironmentIsOnlyWhatWasGiven(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAndCheck(t, c)
+	defer c.Close()
 	var out collect
 	if _, err := c.RunCommand(ctxT(t), "env", nil, out.add); err != nil {
 		t.Fatal(err)
@@ -204,8 +206,18 @@ func TestEnvironmentIsOnlyWhatWasGiven(t *testing.T) {
 	if strings.Contains(joined, "TOOLBOX_HOST_SECRET") || !strings.Contains(joined, "GIVEN=1") {
 		t.Errorf("plugin environment:\n%s", joined)
 	}
-	if !strings.Contains(joined, "PLUGIN_UNIX_SOCKET_DIR=") {
-		t.Errorf("no PLUGIN_UNIX_SOCKET_DIR in the plugin environment:\n%s", joined)
+	var socketDir string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PLUGIN_UNIX_SOCKET_DIR="); ok {
+			socketDir = v
+		}
+	}
+	if socketDir == "" || len(socketDir) > 60 {
+		t.Fatalf("PLUGIN_UNIX_SOCKET_DIR = %q, want a short directory", socketDir)
+	}
+	closeAndCheck(t, c)
+	if _, err := os.Stat(socketDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket directory %s left behind: %v", socketDir, err)
 	}
 }
 
@@ -426,5 +438,39 @@ func TestSessionCancel(t *testing.T) {
 	s.Cancel()
 	if _, err := s.Wait(); !errors.Is(err, context.Canceled) {
 		t.Errorf("Wait after Cancel = %v, want Canceled", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the Client's writer goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestStderrIsKept(t *testing.T) {
+	var stderr syncBuffer
+	c, err := plugins.Options{Stderr: &stderr}.Start(ctxT(t), self(t), nil, []string{modeEnv + "=good"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAndCheck(t, c)
+	if _, err := c.RunCommand(ctxT(t), "crash", nil, nil); !errors.Is(err, plugins.ErrPluginExited) {
+		t.Fatalf("crash: %v", err)
+	}
+	tail := c.Stderr() // waits for the stderr of the exited plugin to drain
+	if !strings.Contains(tail, "giving up") || !strings.Contains(stderr.String(), "giving up") {
+		t.Errorf("Stderr() = %q, Options.Stderr got %q", tail, stderr.String())
 	}
 }

@@ -13,7 +13,18 @@
 //   - the host side, Client, used by the compiler (probe: Start, Describe,
 //     Check, Close) and by the launcher (Start, Run or Session, Close);
 //   - under sdk/, the package tool authors import, and under examples/, real
-//     plugins built on it.
+//     plugins built on it: read_file (the twin of the default toolbox's
+//     exec tool, same args, so that both can back one capability) and walk
+//     (a stream of one JSON event per file). They declare their runtime
+//     relative to toolboxes/default/plugins/, where they are meant to be
+//     built: go build -o toolboxes/default/plugins/ ./plugins/examples/...
+//
+// How a start fails is told apart precisely, because the compiler reports
+// it to an operator: the runner reads the plugin's stdout itself and hands
+// go-plugin the handshake line only when it is the first thing printed
+// (ErrNotPlugin, ErrStdoutBeforeHandshake, ErrProtocolVersion,
+// ErrStartTimeout). The go-plugin settings NOTES.md lists are all set
+// explicitly in Options.Start.
 //
 // Deliberately not here: verifying the binary against the lock (the caller
 // hashes the file it is about to start; go-plugin's SecureConfig hashes the

@@ -22,7 +22,7 @@ var (
 // Errors of calls on a started Client, usable with errors.Is.
 var (
 	// ErrInvalidDescribe: the plugin's describe document fails
-	// protocol.ParseDescribe (the same rules as an executable's).
+	// validate.ParseDescribe (the same rules as an executable's).
 	ErrInvalidDescribe = errors.New("invalid describe document")
 	// ErrPluginExited: the plugin process ended while a call was in flight
 	// (it crashed, panicked or exited); the message carries how it exited

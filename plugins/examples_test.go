@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"toolbox/plugins"
-	"toolbox/protocol"
+	"toolbox/protocol/validate"
 )
 
 var examples struct {
@@ -114,7 +114,7 @@ func TestWalkPlugin(t *testing.T) {
 	if d.Mode() != "stream" || d.Framing() != "jsonl" {
 		t.Fatalf("walk is not a jsonl stream: %+v", d.Process)
 	}
-	v, err := protocol.CompileEventSchema(d.Process.Output.Event)
+	v, err := validate.CompileEventSchema(d.Process.Output.Event)
 	if err != nil {
 		t.Fatal(err)
 	}

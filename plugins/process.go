@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-plugin/runner"
+	"golang.org/x/sys/unix"
 )
 
 // procRunner is the runner.Runner that go-plugin drives through
@@ -42,11 +43,17 @@ type procRunner struct {
 
 	hs     handshakeWatch
 	stderr *tail
+	// stderrEOF is closed once the child's stderr is read to its end.
+	stderrEOF chan struct{}
 	// extraStderr receives a copy of the child's stderr (Options.Stderr).
 	extraStderr io.Writer
 
-	abort   <-chan struct{}
-	pid     atomic.Int64
+	abort <-chan struct{}
+	pid   atomic.Int64
+	// mu orders Kill against the exit: exited is set, under mu, while the
+	// exited leader is still a zombie holding the group id.
+	mu      sync.Mutex
+	exited  bool
 	done    chan struct{}
 	waitErr error
 	state   *os.ProcessState
@@ -67,8 +74,9 @@ func newProcRunner(path string, cmd *exec.Cmd, release func(), stderr io.Writer,
 		cmd:         cmd,
 		release:     sync.OnceFunc(release),
 		stderr:      newTail(stderrTailSize),
-		extraStderr: stderr,
+		extraStderr: lockedWriter(stderr),
 		abort:       abort,
+		stderrEOF:   make(chan struct{}),
 		done:        make(chan struct{}),
 	}
 	r.outFwd, r.outFwdW = io.Pipe()
@@ -135,6 +143,7 @@ func (r *procRunner) Start(context.Context) error {
 func (r *procRunner) unstarted() {
 	r.outFwdW.Close()
 	r.errFwdW.Close()
+	close(r.stderrEOF)
 	r.release()
 	close(r.done)
 }
@@ -152,10 +161,18 @@ func (r *procRunner) run(started chan<- error) {
 	pid := r.cmd.Process.Pid
 	r.pid.Store(int64(pid))
 	started <- nil
+	// Wait for the exit without reaping: while the leader is a zombie its
+	// pid, the group id, cannot be reused, so the group can still be
+	// signalled safely. Members left behind die with the plugin.
+	var info unix.Siginfo
+	for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	}
+	r.mu.Lock()
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	r.exited = true
+	r.mu.Unlock()
 	r.waitErr = r.cmd.Wait()
 	r.state = r.cmd.ProcessState
-	// Members of the group left behind die with the plugin.
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	close(r.done)
 }
 
@@ -178,6 +195,7 @@ func (r *procRunner) readStdout(f *os.File) {
 }
 
 func (r *procRunner) readStderr(f *os.File) {
+	defer close(r.stderrEOF)
 	defer f.Close()
 	defer r.errFwdW.Close()
 	buf := make([]byte, 32<<10)
@@ -202,16 +220,13 @@ func (r *procRunner) Wait(context.Context) error {
 }
 
 // Kill sends SIGKILL to the child's whole process group. It does nothing
-// once the child has been reaped, so that a late call (CleanupClients at
-// exit) can never signal a group whose id was reused.
+// once the child has exited, so that a late call (CleanupClients at exit)
+// can never signal a group whose id was reused.
 func (r *procRunner) Kill(context.Context) error {
-	select {
-	case <-r.done:
-		return nil
-	default:
-	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	pid := int(r.pid.Load())
-	if pid <= 0 {
+	if r.exited || pid <= 0 {
 		return nil
 	}
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -249,6 +264,24 @@ func (r *procRunner) exitDescription(d time.Duration) string {
 	return "exit status " + strconv.Itoa(r.state.ExitCode())
 }
 
+// stderrTail returns the end of what the child wrote to stderr. Once the
+// child has exited, it first waits (briefly: a process outside the group
+// may hold the pipe) for the pipe to be drained, so that a crash's last
+// words are in.
+func (r *procRunner) stderrTail() string {
+	select {
+	case <-r.done:
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-r.stderrEOF:
+		case <-t.C:
+		}
+	default:
+	}
+	return r.stderr.String()
+}
+
 // Diagnose is empty: Start explains a failed handshake itself.
 func (r *procRunner) Diagnose(context.Context) string { return "" }
 
@@ -270,6 +303,26 @@ func (r *procRunner) PluginToHost(n, a string) (string, string, error) { return 
 
 // HostToPlugin: addresses are the same on both sides.
 func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }
+
+// lockedWriter serialises writes to w (nil stays nil): the plugin's
+// stderr arrives both from its stderr pipe and from go-plugin's stdio stream.
+func lockedWriter(w io.Writer) io.Writer {
+	if w == nil {
+		return nil
+	}
+	return &locked{w: w}
+}
+
+type locked struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *locked) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
 
 // tail keeps the last bytes written to it; safe for concurrent use.
 type tail struct {

@@ -12,6 +12,7 @@ import (
 
 	pb "toolbox/plugins/proto"
 	"toolbox/protocol"
+	"toolbox/protocol/validate"
 )
 
 // ErrArguments: the plugin refused the call's arguments (they fail its
@@ -48,7 +49,7 @@ type Result struct {
 }
 
 // Describe fetches the plugin's describe document and validates it with
-// protocol.ParseDescribe, the same rules as an executable's. It returns the
+// validate.ParseDescribe, the same rules as an executable's. It returns the
 // parsed document and the raw JSON. An invalid document is ErrInvalidDescribe
 // (raw is still returned, for the message); a plugin that dies during the
 // call is ErrPluginExited.
@@ -58,7 +59,7 @@ func (c *Client) Describe(ctx context.Context) (*protocol.Describe, []byte, erro
 		return nil, nil, c.rpcError(ctx, "describing", err)
 	}
 	raw := resp.GetDocument()
-	d, err := protocol.ParseDescribe(raw)
+	d, err := validate.ParseDescribe(raw)
 	if err != nil {
 		return nil, raw, fmt.Errorf("describing plugin %q: %w: %w", c.path, ErrInvalidDescribe, err)
 	}
@@ -120,7 +121,7 @@ func (c *Client) drain(ctx context.Context, what string, recv func() (*pb.RunRes
 		msg, err := recv()
 		if err == io.EOF {
 			if ex := c.r.exitDescription(0); ex != stillRunning {
-				return Result{}, fmt.Errorf("%s plugin %q: %w (%s)%s", what, c.path, ErrPluginExited, ex, stderrNote(c.r.stderr.String()))
+				return Result{}, fmt.Errorf("%s plugin %q: %w (%s)%s", what, c.path, ErrPluginExited, ex, stderrNote(c.r.stderrTail()))
 			}
 			return Result{}, fmt.Errorf("%s plugin %q: %w", what, c.path, ErrNoExit)
 		}

@@ -268,30 +268,3 @@ func TestInputSchema(t *testing.T) {
 		t.Errorf("InputSchema(nil) = %s, %v", b, err)
 	}
 }
-
-// TestInputSchemaAgreesWithValidateArgs checks the model's view against the
-// launcher's checks: the schema, compiled, accepts what ValidateArgs accepts.
-func TestInputSchemaAgreesWithValidateArgs(t *testing.T) {
-	raw, err := json.Marshal(InputSchema(testArgs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := CompileEventSchema(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range []string{
-		`{"path":"a"}`, `{}`, `{"path":"a","count":"1"}`, `{"path":"a","count":1.5}`,
-		`{"path":"a","verbose":"true"}`, `{"path":"a","x":1}`, `{"path":"a","count":2,"ratio":1,"verbose":true,"text":"t"}`,
-	} {
-		values, err := DecodeArgs([]byte(in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, schemaErr := v.Validate([]byte(in))
-		validateErr := ValidateArgs(testArgs, values)
-		if (schemaErr == nil) != (validateErr == nil) {
-			t.Errorf("%s: schema says %v, ValidateArgs says %v", in, schemaErr, validateErr)
-		}
-	}
-}

@@ -7,12 +7,14 @@
 // and the launcher (which runs them) agree on one reading of the protocol
 // without importing each other.
 //
-// Two costs are kept apart on purpose. ParseDescribe validates against JSON
-// Schemas embedded from schema/ (compiled on first use, once per process)
-// and is meant for lock time. DecodeArgs, ValidateArgs and Encode run on
-// every `toolbox run`: they are hand-written checks that cost microseconds
-// and compile no schema. CompileEventSchema compiles only the event schema
-// a v2 jsonl tool declares.
+// Two costs are kept apart on purpose, in two packages. Package
+// protocol/validate holds everything that needs a JSON Schema validator
+// (ParseDescribe, CompileEventSchema): it is meant for lock time and for the
+// long-running servers, and it links santhosh-tekuri/jsonschema, whose
+// package init compiles every draft's meta-schema (about 4 ms at each
+// program start). This package does not import it, so `toolbox run` does
+// not pay that: DecodeArgs, ValidateArgs and Encode run on every call as
+// hand-written checks that cost microseconds.
 //
 // Decisions where DESIGN.md is silent, in one place:
 //   - In a v1 document the v2-only keys (process, runtime, commands, check)

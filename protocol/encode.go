@@ -116,3 +116,7 @@ func checkEnvName(name string) error {
 	}
 	return nil
 }
+
+// ValidVarName reports whether name is a POSIX variable name
+// ([A-Za-z_][A-Za-z0-9_]*), as environment keys must be.
+func ValidVarName(name string) bool { return validVarName(name) }

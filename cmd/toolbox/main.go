@@ -1,7 +1,14 @@
-// Command toolbox compiles a toolbox file into a lock and launches the
-// locked tools. See the README for the commands.
+// Command toolbox runs locked tools: run, list, schema and version start
+// fast because this binary links no HCL parser, JSON Schema library or
+// gRPC; lock, check and describe (and runs that need a JSON Schema
+// validator or the plugin host) are handed to toolbox-core, built beside it
+// from cmd/toolbox-core. See the README.
 package main
 
-import "os"
+import (
+	"os"
 
-func main() { os.Exit(Main()) }
+	"toolbox/cmd/internal/cli"
+)
+
+func main() { os.Exit(cli.Main()) }

@@ -8,17 +8,21 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"toolbox/cmd/internal/cli"
+	"toolbox/cmd/internal/corecmd"
 	"toolbox/sandbox"
 )
 
-// TestMain registers the test binary as `toolbox`, so every script drives
-// the real program (and its hidden sandbox helper) as a subprocess.
+// TestMain registers the test binary as `toolbox` and `toolbox-core`, so
+// every script drives the real programs (the hand-over from one to the
+// other, and the hidden sandbox helper) as subprocesses.
 func TestMain(m *testing.M) {
 	// The test binary is also the landlock helper when the conditions
 	// below probe the sandbox (sandbox.Detect re-executes it).
 	sandbox.Init()
 	testscript.Main(m, map[string]func(){
-		"toolbox": func() { os.Exit(Main()) },
+		"toolbox":      func() { os.Exit(cli.Main()) },
+		"toolbox-core": func() { os.Exit(corecmd.Main()) },
 	})
 }
 

@@ -8,9 +8,9 @@
 // validates every call's arguments against the tool's own describe document
 // (protocol.DecodeArgs and protocol.ValidateArgs, the rules the launcher
 // applies to exec tools), so Run only ever sees declared, well-typed values;
-// a call that fails them is refused before Run is called. A panic in Run,
-// Check or Serve is recovered and becomes exit code 2 with the panic value as
-// the error text; the stack goes to stderr.
+// a call that fails them is refused before Run is called. A panic in Run or
+// Serve is recovered and becomes exit code 2 with the panic value as the
+// error text, a panic in Check a failed check; the stack goes to stderr.
 //
 // Output goes through the Emitter given to Run, never to os.Stdout: before
 // the handshake stdout belongs to go-plugin (anything printed there makes

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"toolbox/plugins/sdk"
-	"toolbox/protocol"
+	"toolbox/protocol/validate"
 )
 
 func TestMain(m *testing.M) {
@@ -162,7 +162,7 @@ func TestDescribeOfExampleIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := protocol.ParseDescribe(data); err != nil {
+	if _, err := validate.ParseDescribe(data); err != nil {
 		t.Errorf("example describe: %v", err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"toolbox/plugins/sdk"
-	"toolbox/protocol"
+	"toolbox/protocol/validate"
 )
 
 // execTwin is the exec tool this plugin must match, relative to this
@@ -109,7 +109,7 @@ func TestDescribeIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := protocol.ParseDescribe(data); err != nil {
+	if _, err := validate.ParseDescribe(data); err != nil {
 		t.Errorf("describe: %v", err)
 	}
 }
@@ -122,7 +122,7 @@ func TestSameDescribeAsTheExecTool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s describe: %v", twin, err)
 	}
-	want, err := protocol.ParseDescribe(data)
+	want, err := validate.ParseDescribe(data)
 	if err != nil {
 		t.Fatal(err)
 	}

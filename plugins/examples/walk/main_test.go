@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"toolbox/plugins/sdk"
-	"toolbox/protocol"
+	"toolbox/protocol/validate"
 )
 
 // tree makes a directory to walk and returns it.
@@ -53,7 +53,7 @@ func invoke(t *testing.T, args map[string]any) (events []string, res int, errTex
 	if err != nil {
 		t.Fatalf("Invoke(%s): %v", data, err)
 	}
-	v, err := protocol.CompileEventSchema(json.RawMessage(eventSchema))
+	v, err := validate.CompileEventSchema(json.RawMessage(eventSchema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestDescribeIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := protocol.ParseDescribe(data)
+	d, err := validate.ParseDescribe(data)
 	if err != nil {
 		t.Fatalf("describe: %v", err)
 	}

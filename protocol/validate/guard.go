@@ -1,10 +1,11 @@
-package protocol
+package validate
 
 import (
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"toolbox/protocol"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -30,7 +31,7 @@ func numberProblem(n string) string {
 	}
 	exp := strings.TrimLeft(strings.TrimLeft(n[i+1:], "+-"), "0")
 	if e, err := strconv.Atoi(exp); exp != "" && (err != nil || e > maxNumberExponent) {
-		return fmt.Sprintf("%s: exponent out of range; use one between -%d and %d", truncate(n, 40), maxNumberExponent, maxNumberExponent)
+		return fmt.Sprintf("%s: exponent out of range; use one between -%d and %d", protocol.Truncate(n, 40), maxNumberExponent, maxNumberExponent)
 	}
 	return ""
 }

@@ -1,6 +1,8 @@
-package protocol
+package validate
 
 import (
+	"toolbox/protocol"
+
 	"encoding/json"
 	"errors"
 	"os"
@@ -15,12 +17,12 @@ import (
 var runPathCompiledSchemas bool
 
 func TestMain(m *testing.M) {
-	args := []Arg{{Name: "x", BackingType: "integer", Arity: ArityOptional, Mode: ModePositional}}
-	values, _ := DecodeArgs([]byte(`{"x": 1}`))
-	_ = ValidateArgs(args, values)
-	_, _ = Encode(args, values)
-	_ = InputSchema(args)
-	_, _ = ParseCheck([]byte(`{"ok": true}`))
+	args := []protocol.Arg{{Name: "x", BackingType: "integer", Arity: protocol.ArityOptional, Mode: protocol.ModePositional}}
+	values, _ := protocol.DecodeArgs([]byte(`{"x": 1}`))
+	_ = protocol.ValidateArgs(args, values)
+	_, _ = protocol.Encode(args, values)
+	_ = protocol.InputSchema(args)
+	_, _ = protocol.ParseCheck([]byte(`{"ok": true}`))
 	v, _ := CompileEventSchema(nil)
 	_, _ = v.Validate([]byte(`{}`))
 	runPathCompiledSchemas = describeSchemasCompiled.Load()
@@ -121,13 +123,13 @@ func TestParseDescribeV1IgnoresV2Keys(t *testing.T) {
 	if d.Check || d.Process != nil || d.Runtime != nil || d.Commands != nil {
 		t.Fatalf("v2 keys leaked into a v1 Describe: %+v", d)
 	}
-	if d.Mode() != ProcessOneshot || d.Framing() != "" {
+	if d.Mode() != protocol.ProcessOneshot || d.Framing() != "" {
 		t.Fatalf("Mode=%q Framing=%q", d.Mode(), d.Framing())
 	}
 }
 
 func TestDescribeHelpers(t *testing.T) {
-	v2 := func(extra string) *Describe {
+	v2 := func(extra string) *protocol.Describe {
 		t.Helper()
 		d, err := ParseDescribe([]byte(`{"protocol":2,"slug":"x","description":"","args":[` +
 			`{"name":"top","description":"","type":"","backing_type":"string","arity":"single","mode":"positional"}]` + extra + `}`))
@@ -138,17 +140,17 @@ func TestDescribeHelpers(t *testing.T) {
 	}
 	tests := []struct {
 		name          string
-		d             *Describe
+		d             *protocol.Describe
 		proto         int
 		framing, mode string
 	}{
-		{"nil", nil, 1, "", ProcessOneshot},
-		{"zero", &Describe{}, 1, "", ProcessOneshot},
-		{"v1 explicit", &Describe{Protocol: 1, Process: &Process{Mode: ProcessService}}, 1, "", ProcessOneshot},
-		{"v2 defaults", v2(""), 2, FramingJSONL, ProcessOneshot},
-		{"v2 empty output", v2(`,"process":{"output":{}}`), 2, FramingJSONL, ProcessOneshot},
-		{"v2 lines stream", v2(`,"process":{"mode":"stream","output":{"framing":"lines"}}`), 2, FramingLines, ProcessStream},
-		{"v2 chunks service", v2(`,"process":{"mode":"service","output":{"framing":"chunks"}}`), 2, FramingChunks, ProcessService},
+		{"nil", nil, 1, "", protocol.ProcessOneshot},
+		{"zero", &protocol.Describe{}, 1, "", protocol.ProcessOneshot},
+		{"v1 explicit", &protocol.Describe{Protocol: 1, Process: &protocol.Process{Mode: protocol.ProcessService}}, 1, "", protocol.ProcessOneshot},
+		{"v2 defaults", v2(""), 2, protocol.FramingJSONL, protocol.ProcessOneshot},
+		{"v2 empty output", v2(`,"process":{"output":{}}`), 2, protocol.FramingJSONL, protocol.ProcessOneshot},
+		{"v2 lines stream", v2(`,"process":{"mode":"stream","output":{"framing":"lines"}}`), 2, protocol.FramingLines, protocol.ProcessStream},
+		{"v2 chunks service", v2(`,"process":{"mode":"service","output":{"framing":"chunks"}}`), 2, protocol.FramingChunks, protocol.ProcessService},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,7 +186,7 @@ func TestCommandArgs(t *testing.T) {
 	if _, ok := d.CommandArgs("push"); ok {
 		t.Error(`CommandArgs("push") found a command that does not exist`)
 	}
-	var nilD *Describe
+	var nilD *protocol.Describe
 	if _, ok := nilD.CommandArgs(""); ok {
 		t.Error("nil Describe has args")
 	}
@@ -192,31 +194,31 @@ func TestCommandArgs(t *testing.T) {
 
 func TestCancelJSON(t *testing.T) {
 	for _, tt := range []struct {
-		c    Cancel
+		c    protocol.Cancel
 		json string
 	}{
-		{Cancel{Signal: SignalTerm}, `"SIGTERM"`},
-		{Cancel{Signal: SignalInt}, `"SIGINT"`},
-		{Cancel{Send: json.RawMessage(`{"cmd":"stop"}`)}, `{"send":{"cmd":"stop"}}`},
-		{Cancel{Send: json.RawMessage(`"quit"`)}, `{"send":"quit"}`},
+		{protocol.Cancel{Signal: protocol.SignalTerm}, `"SIGTERM"`},
+		{protocol.Cancel{Signal: protocol.SignalInt}, `"SIGINT"`},
+		{protocol.Cancel{Send: json.RawMessage(`{"cmd":"stop"}`)}, `{"send":{"cmd":"stop"}}`},
+		{protocol.Cancel{Send: json.RawMessage(`"quit"`)}, `{"send":"quit"}`},
 	} {
 		b, err := json.Marshal(tt.c)
 		if err != nil || string(b) != tt.json {
 			t.Errorf("Marshal(%+v) = %s, %v; want %s", tt.c, b, err, tt.json)
 		}
-		var back Cancel
+		var back protocol.Cancel
 		if err := json.Unmarshal([]byte(tt.json), &back); err != nil || !reflect.DeepEqual(back, tt.c) {
 			t.Errorf("Unmarshal(%s) = %+v, %v", tt.json, back, err)
 		}
 	}
-	if _, err := json.Marshal(Cancel{}); err == nil {
+	if _, err := json.Marshal(protocol.Cancel{}); err == nil {
 		t.Error("an empty Cancel marshalled")
 	}
-	if _, err := json.Marshal(Cancel{Signal: SignalTerm, Send: json.RawMessage(`1`)}); err == nil {
+	if _, err := json.Marshal(protocol.Cancel{Signal: protocol.SignalTerm, Send: json.RawMessage(`1`)}); err == nil {
 		t.Error("a Cancel with both forms marshalled")
 	}
 	for _, bad := range []string{`5`, `{"sned":1}`, `{}`, `[]`} {
-		var c Cancel
+		var c protocol.Cancel
 		if err := json.Unmarshal([]byte(bad), &c); err == nil {
 			t.Errorf("Unmarshal(%s) accepted: %+v", bad, c)
 		}
@@ -225,12 +227,12 @@ func TestCancelJSON(t *testing.T) {
 
 func TestEmptyResultJSON(t *testing.T) {
 	for _, tt := range []struct {
-		e    EmptyResult
+		e    protocol.EmptyResult
 		json string
 	}{
-		{EmptyResult{Tag: EmptyAddMessage}, `{"tag":"AddMessage","contents":""}`},
-		{EmptyResult{Tag: EmptyAddMessage, Contents: "none"}, `{"tag":"AddMessage","contents":"none"}`},
-		{EmptyResult{Tag: EmptyDoNothing}, `{"tag":"DoNothing"}`},
+		{protocol.EmptyResult{Tag: protocol.EmptyAddMessage}, `{"tag":"AddMessage","contents":""}`},
+		{protocol.EmptyResult{Tag: protocol.EmptyAddMessage, Contents: "none"}, `{"tag":"AddMessage","contents":"none"}`},
+		{protocol.EmptyResult{Tag: protocol.EmptyDoNothing}, `{"tag":"DoNothing"}`},
 	} {
 		b, err := json.Marshal(tt.e)
 		if err != nil || string(b) != tt.json {

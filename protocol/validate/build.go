@@ -1,6 +1,8 @@
-package protocol
+package validate
 
 import (
+	"toolbox/protocol"
+
 	"encoding/json"
 	"strconv"
 )
@@ -10,8 +12,8 @@ import (
 // fields case-insensitively: a key "ARGS" that the schema ignored as unknown
 // would otherwise replace the validated "args". Only exact keys are read.
 // v2-only keys are read only when v2 is set.
-func buildDescribe(obj map[string]any, v2 bool) *Describe {
-	d := &Describe{
+func buildDescribe(obj map[string]any, v2 bool) *protocol.Describe {
+	d := &protocol.Describe{
 		Slug:            str(obj, "slug"),
 		Description:     str(obj, "description"),
 		Args:            buildArgs(obj["args"]),
@@ -21,7 +23,7 @@ func buildDescribe(obj map[string]any, v2 bool) *Describe {
 		d.Protocol, _ = strconv.Atoi(n.String())
 	}
 	if er, ok := obj["empty-result"].(map[string]any); ok {
-		d.EmptyResult = &EmptyResult{Tag: str(er, "tag"), Contents: str(er, "contents")}
+		d.EmptyResult = &protocol.EmptyResult{Tag: str(er, "tag"), Contents: str(er, "contents")}
 	}
 	if !v2 {
 		return d
@@ -36,10 +38,10 @@ func buildDescribe(obj map[string]any, v2 bool) *Describe {
 	// Empty lists and maps stay nil: they marshal as absent (omitempty), so
 	// that a marshalled Describe parses back to the same value.
 	if cmds, ok := obj["commands"].([]any); ok && len(cmds) > 0 {
-		d.Commands = make([]Command, 0, len(cmds))
+		d.Commands = make([]protocol.Command, 0, len(cmds))
 		for _, c := range cmds {
 			m, _ := c.(map[string]any)
-			d.Commands = append(d.Commands, Command{
+			d.Commands = append(d.Commands, protocol.Command{
 				Name:        str(m, "name"),
 				Description: str(m, "description"),
 				Args:        buildArgs(m["args"]),
@@ -51,12 +53,12 @@ func buildDescribe(obj map[string]any, v2 bool) *Describe {
 
 // buildArgs never returns nil, so that an empty list marshals as [] (args is
 // required) and a Describe round-trips.
-func buildArgs(v any) []Arg {
+func buildArgs(v any) []protocol.Arg {
 	list, _ := v.([]any)
-	args := make([]Arg, 0, len(list))
+	args := make([]protocol.Arg, 0, len(list))
 	for _, a := range list {
 		m, _ := a.(map[string]any)
-		args = append(args, Arg{
+		args = append(args, protocol.Arg{
 			Name:        str(m, "name"),
 			Description: str(m, "description"),
 			Type:        str(m, "type"),
@@ -68,19 +70,19 @@ func buildArgs(v any) []Arg {
 	return args
 }
 
-func buildProcess(m map[string]any) *Process {
-	p := &Process{Mode: str(m, "mode")}
+func buildProcess(m map[string]any) *protocol.Process {
+	p := &protocol.Process{Mode: str(m, "mode")}
 	if o, ok := m["output"].(map[string]any); ok {
-		p.Output = &Output{Framing: str(o, "framing"), Event: rawJSON(o, "event")}
+		p.Output = &protocol.Output{Framing: str(o, "framing"), Event: rawJSON(o, "event")}
 	}
 	if i, ok := m["input"].(map[string]any); ok {
-		p.Input = &Input{Framing: str(i, "framing"), Event: rawJSON(i, "event")}
+		p.Input = &protocol.Input{Framing: str(i, "framing"), Event: rawJSON(i, "event")}
 	}
 	if r, ok := m["ready"].(map[string]any); ok {
-		p.Ready = &Ready{Kind: str(r, "kind"), Match: str(r, "match")}
+		p.Ready = &protocol.Ready{Kind: str(r, "kind"), Match: str(r, "match")}
 	}
 	if dg, ok := m["digest"].(map[string]any); ok {
-		p.Digest = &Digest{Per: str(dg, "per")}
+		p.Digest = &protocol.Digest{Per: str(dg, "per")}
 		if n, ok := dg["n"].(json.Number); ok {
 			p.Digest.N, _ = strconv.Atoi(n.String())
 		}
@@ -88,19 +90,19 @@ func buildProcess(m map[string]any) *Process {
 	return p
 }
 
-func buildRuntime(m map[string]any) *Runtime {
-	r := &Runtime{
+func buildRuntime(m map[string]any) *protocol.Runtime {
+	r := &protocol.Runtime{
 		Envdir: str(m, "envdir"),
 		Rundir: str(m, "rundir"),
 		OnExit: str(m, "on_exit"),
 	}
 	if ra, ok := m["run_as"].(map[string]any); ok {
-		r.RunAs = &RunAs{User: str(ra, "user"), Group: str(ra, "group")}
+		r.RunAs = &protocol.RunAs{User: str(ra, "user"), Group: str(ra, "group")}
 	}
 	if sb, ok := m["sandbox"].(map[string]any); ok {
-		r.Sandbox = &Sandbox{Net: str(sb, "net"), Tmp: str(sb, "tmp")}
+		r.Sandbox = &protocol.Sandbox{Net: str(sb, "net"), Tmp: str(sb, "tmp")}
 		if fs, ok := sb["fs"].(map[string]any); ok {
-			r.Sandbox.FS = &FS{Read: strs(fs, "read"), Write: strs(fs, "write")}
+			r.Sandbox.FS = &protocol.FS{Read: strs(fs, "read"), Write: strs(fs, "write")}
 		}
 	}
 	if env, ok := m["environment"].(map[string]any); ok && len(env) > 0 {
@@ -110,13 +112,13 @@ func buildRuntime(m map[string]any) *Runtime {
 		}
 	}
 	if t, ok := m["timeout"].(map[string]any); ok {
-		r.Timeout = &Timeout{Start: seconds(t, "start"), Stop: seconds(t, "stop"), Idle: seconds(t, "idle")}
+		r.Timeout = &protocol.Timeout{Start: seconds(t, "start"), Stop: seconds(t, "stop"), Idle: seconds(t, "idle")}
 	}
 	switch c := m["cancel"].(type) {
 	case string:
-		r.Cancel = &Cancel{Signal: c}
+		r.Cancel = &protocol.Cancel{Signal: c}
 	case map[string]any:
-		r.Cancel = &Cancel{Send: rawJSON(c, "send")}
+		r.Cancel = &protocol.Cancel{Send: rawJSON(c, "send")}
 	}
 	return r
 }

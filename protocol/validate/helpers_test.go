@@ -1,14 +1,16 @@
-package protocol
+package validate
 
 import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"toolbox/protocol"
 )
 
 // assertRoundTrip checks that a parsed Describe marshals to a document that
 // parses back to the same value.
-func assertRoundTrip(t testing.TB, d *Describe) {
+func assertRoundTrip(t testing.TB, d *protocol.Describe) {
 	t.Helper()
 	b, err := json.Marshal(d)
 	if err != nil {

@@ -1,11 +1,11 @@
-package protocol
+package validate
 
 import (
-	"bytes"
+	"toolbox/protocol"
+
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,14 +52,14 @@ func (e *DescribeError) Error() string {
 // The error is a *DescribeError listing every problem found, or, only when
 // the embedded schemas fail to compile (a build defect), a plain error.
 // The schemas are compiled on the first call and reused.
-func ParseDescribe(data []byte) (*Describe, error) {
-	doc, err := decodeJSON(data)
+func ParseDescribe(data []byte) (*protocol.Describe, error) {
+	doc, err := protocol.DecodeJSON(data)
 	if err != nil {
 		return nil, &DescribeError{Problems: []string{problem{msg: "not JSON: " + err.Error()}.String()}}
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		return nil, &DescribeError{Problems: []string{problem{msg: "want a JSON object, got " + jsonKind(doc)}.String()}}
+		return nil, &DescribeError{Problems: []string{problem{msg: "want a JSON object, got " + protocol.JSONKind(doc)}.String()}}
 	}
 	if probs := numberProblems(doc, nil); len(probs) > 0 {
 		// The validator cannot take these numbers; report them alone.
@@ -144,53 +144,4 @@ func protocolVersion(obj map[string]any) (int, *problem) {
 		}
 	}
 	return 0, &problem{ptr: []string{"protocol"}, msg: fmt.Sprintf("%s is not a supported protocol; use 1 (or omit the key) or 2", displayValue(v))}
-}
-
-// decodeJSON decodes exactly one JSON value, numbers as json.Number, and
-// refuses anything after it but white space.
-func decodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("empty input")
-		}
-		return nil, syntaxError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("unexpected data after the JSON value at byte %d", dec.InputOffset())
-	}
-	return v, nil
-}
-
-// syntaxError adds the byte offset to a JSON syntax error.
-func syntaxError(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("%w (at byte %d)", err, se.Offset)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return errors.New("unexpected end of input")
-	}
-	return err
-}
-
-// jsonKind names the JSON type of a decoded value for messages.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("a %T", v)
 }

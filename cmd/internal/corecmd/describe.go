@@ -1,4 +1,4 @@
-package main
+package corecmd
 
 import (
 	"context"
@@ -7,21 +7,25 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"toolbox/cmd/internal/cli"
 	"toolbox/compiler"
 )
 
-type describeOptions struct {
-	*globals
+// DescribeOptions are the inputs of the describe command.
+type DescribeOptions struct {
+	*cli.Globals
 	Path string
 	JSON bool
 }
 
-func newCmdDescribe(g *globals, runF func(*describeOptions) error) *cobra.Command {
-	opts := &describeOptions{globals: g}
+// NewCmdDescribe builds the describe command; runF, when not nil, replaces its run
+// (tests check flag parsing with it).
+func NewCmdDescribe(g *cli.Globals, runF func(*DescribeOptions) error) *cobra.Command {
+	opts := &DescribeOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "describe PATH",
 		Short: "Run one tool binary's describe and validate it (for tool authors)",
-		Args:  exactArgs(1),
+		Args:  cli.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
 			if runF != nil {
@@ -34,7 +38,7 @@ func newCmdDescribe(g *globals, runF func(*describeOptions) error) *cobra.Comman
 	return cmd
 }
 
-func describeRun(ctx context.Context, opts *describeOptions) error {
+func describeRun(ctx context.Context, opts *DescribeOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -43,7 +47,7 @@ func describeRun(ctx context.Context, opts *describeOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, d)
+		return cli.WriteJSON(opts.IO.Out, d)
 	}
 	mode := "oneshot"
 	if d.Process != nil && d.Process.Mode != "" {

@@ -1,6 +1,8 @@
-package main
+package corecmd
 
 import (
+	"toolbox/cmd/internal/cli"
+
 	"context"
 	"errors"
 	"fmt"
@@ -16,15 +18,18 @@ import (
 	"toolbox/manifest"
 )
 
-type checkOptions struct {
-	*globals
+// CheckOptions are the inputs of the check command.
+type CheckOptions struct {
+	*cli.Globals
 	Probe        bool
 	JSON         bool
 	ProbeTimeout time.Duration
 }
 
-func newCmdCheck(g *globals, runF func(*checkOptions) error) *cobra.Command {
-	opts := &checkOptions{globals: g}
+// NewCmdCheck builds the check command; runF, when not nil, replaces its run
+// (tests check flag parsing with it).
+func NewCmdCheck(g *cli.Globals, runF func(*CheckOptions) error) *cobra.Command {
+	opts := &CheckOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check that the toolbox file and its lock load (--probe: run every probe now)",
@@ -34,7 +39,7 @@ With --probe it runs every probe now, as lock would, without writing anything,
 and reports per capability the active backend and every candidate with its
 status (ok, failed, unverified, skipped), time, detail and fix. It exits 2 when
 a required capability has no active backend, 1 when a tool cannot be locked.`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -51,8 +56,8 @@ a required capability has no active backend, 1 when a tool cannot be locked.`,
 	return cmd
 }
 
-func checkRun(opts *checkOptions) error {
-	file := opts.toolboxFile()
+func checkRun(opts *CheckOptions) error {
+	file := opts.ToolboxFile()
 	if _, err := compiler.Load(file); err != nil {
 		return err
 	}
@@ -98,18 +103,18 @@ type toolProbe struct {
 	Fix       string `json:"fix,omitempty"`
 }
 
-func probeRun(ctx context.Context, opts *checkOptions) error {
+func probeRun(ctx context.Context, opts *CheckOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := compiler.Load(opts.toolboxFile())
+	cfg, err := compiler.Load(opts.ToolboxFile())
 	if err != nil {
 		return err
 	}
 	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout})
 	rep := buildProbeReport(res)
 	if opts.JSON {
-		if err := writeJSON(opts.IO.Out, rep); err != nil {
+		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {
 			return err
 		}
 	} else {
@@ -117,7 +122,7 @@ func probeRun(ctx context.Context, opts *checkOptions) error {
 	}
 	for _, c := range rep.Capabilities {
 		if c.Required && c.Active == "" {
-			return withCode(exitUsage, fmt.Errorf("required capability %q has no usable backend; see the fixes above", c.Capability))
+			return cli.WithCode(cli.ExitUsage, fmt.Errorf("required capability %q has no usable backend; see the fixes above", c.Capability))
 		}
 	}
 	if len(res.Errs) > 0 {
@@ -140,13 +145,13 @@ func buildProbeReport(res *compiler.Result) probeReport {
 		}
 		rep.Capabilities = append(rep.Capabilities, cp)
 	}
-	for _, name := range sortedKeys(res.Tools) {
+	for _, name := range cli.SortedKeys(res.Tools) {
 		rep.Tools = append(rep.Tools, toTP(res.Tools[name]))
 	}
 	return rep
 }
 
-func printProbeReport(opts *checkOptions, rep probeReport) {
+func printProbeReport(opts *CheckOptions, rep probeReport) {
 	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	for _, c := range rep.Capabilities {
 		active := c.Active

@@ -1,6 +1,8 @@
-package protocol
+package validate
 
 import (
+	"toolbox/protocol"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,7 +64,7 @@ func checkSemantics(obj map[string]any, v2 bool) []problem {
 	if rt, ok := obj["runtime"].(map[string]any); ok {
 		if env, ok := rt["environment"].(map[string]any); ok {
 			for name := range env {
-				if !validVarName(name) {
+				if !protocol.ValidVarName(name) {
 					s.add([]string{"runtime", "environment", name}, "%q is not a valid environment variable name; use letters, digits and '_', not starting with a digit", name)
 				}
 			}
@@ -94,11 +96,11 @@ func (s *semantics) args(args []any, at []string) {
 			continue
 		}
 		names[name] = i
-		if mode, _ := arg["mode"].(string); mode != ModeEnv {
+		if mode, _ := arg["mode"].(string); mode != protocol.ModeEnv {
 			continue
 		}
-		env := envVarName(name)
-		if err := checkEnvName(env); err != nil {
+		env, err := protocol.EnvName(name)
+		if err != nil {
 			s.add(here, "env-mode arg %q: %v", name, err)
 			continue
 		}
@@ -226,13 +228,13 @@ func (s *semantics) cancel(c any, input *jsonschema.Schema) {
 	at := []string{"runtime", "cancel"}
 	switch c := c.(type) {
 	case string:
-		if c != SignalTerm && c != SignalInt {
-			s.add(at, "%q is not one of %s, %s or {\"send\": EVENT}", c, SignalTerm, SignalInt)
+		if c != protocol.SignalTerm && c != protocol.SignalInt {
+			s.add(at, "%q is not one of %s, %s or {\"send\": EVENT}", c, protocol.SignalTerm, protocol.SignalInt)
 		}
 	case map[string]any:
 		ev, ok := c["send"]
 		if !ok {
-			s.add(at, "missing required key \"send\"; write {\"send\": EVENT} or a signal name (%s, %s)", SignalTerm, SignalInt)
+			s.add(at, "missing required key \"send\"; write {\"send\": EVENT} or a signal name (%s, %s)", protocol.SignalTerm, protocol.SignalInt)
 		}
 		for k := range c {
 			if k != "send" {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -17,8 +17,9 @@ import (
 	"toolbox/protocol"
 )
 
-type runOptions struct {
-	*globals
+// RunOptions are the inputs of the run command.
+type RunOptions struct {
+	*Globals
 	Name     string
 	Args     string
 	ArgsFile string
@@ -28,8 +29,10 @@ type runOptions struct {
 	Session  string
 }
 
-func newCmdRun(g *globals, runF func(*runOptions) error) *cobra.Command {
-	opts := &runOptions{globals: g}
+// NewCmdRun builds the run command; runF, when not nil, replaces its run
+// (tests check flag parsing with it).
+func NewCmdRun(g *Globals, runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "run NAME",
 		Short: "Run a locked tool or capability once",
@@ -42,11 +45,11 @@ tool printed it, its stderr passed through; the exit code is the tool's own,
 bad arguments), 126 when the binary cannot be executed, 127 when it is missing.
 With --json, an envelope (tool, backend, exit_code, result or events, error) is
 printed instead.`,
-		Args: exactArgs(1),
+		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if opts.Args != "" && opts.ArgsFile != "" {
-				return &usageError{errors.New("give the arguments with --args or --args-file, not both")}
+				return &UsageError{Err: errors.New("give the arguments with --args or --args-file, not both")}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -65,7 +68,7 @@ printed instead.`,
 }
 
 // readArgs returns the raw JSON object of arguments.
-func (o *runOptions) readArgs() ([]byte, error) {
+func (o *RunOptions) readArgs() ([]byte, error) {
 	switch {
 	case o.ArgsFile != "":
 		b, err := os.ReadFile(o.ArgsFile)
@@ -90,20 +93,34 @@ func parseBackends(list []string) (map[string]string, error) {
 	for _, s := range list {
 		c, t, ok := strings.Cut(s, "=")
 		if !ok || c == "" || t == "" {
-			return nil, &usageError{fmt.Errorf("--backend %q: write capability=tool", s)}
+			return nil, &UsageError{Err: fmt.Errorf("--backend %q: write capability=tool", s)}
 		}
 		m[c] = t
 	}
 	return m, nil
 }
 
-func runRun(ctx context.Context, opts *runOptions) error {
+func runRun(ctx context.Context, opts *RunOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	backends, err := parseBackends(opts.Backends)
 	if err != nil {
 		return err
+	}
+	lockPath, l, err := readLock(opts.Globals)
+	if err != nil {
+		return opts.refused(err)
+	}
+	// Hand the call to toolbox-core before anything is consumed (stdin)
+	// when this binary cannot run the tool as the lock says.
+	if opts.Delegate != nil {
+		if tool, _, rerr := launcher.Resolve(l, opts.Name, backends); rerr == nil {
+			needV, needP := launcher.NeedsHost(l.Tools[tool])
+			if needV && opts.CompileSchema == nil || needP && opts.Plugins == nil {
+				return opts.Delegate()
+			}
+		}
 	}
 	raw, err := opts.readArgs()
 	if err != nil {
@@ -113,16 +130,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return opts.refused(fmt.Errorf("arguments: %w", err))
 	}
-	lockPath, l, err := readLock(opts.globals)
-	if err != nil {
-		return opts.refused(err)
-	}
 	if abs, aerr := filepath.Abs(lockPath); aerr == nil {
 		lockPath = abs
 	}
 	req := launcher.Request{
 		LockPath: lockPath, Lock: l, Name: opts.Name, Backends: backends, Args: args,
 		Timeout: opts.Timeout, CallerEnv: os.Environ(), Session: opts.Session,
+		CompileSchema: opts.CompileSchema, Plugins: opts.Plugins,
 	}
 	if !opts.JSON {
 		req.Stdout, req.Stderr = opts.IO.Out, opts.IO.Err
@@ -132,7 +146,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return opts.refused(err)
 	}
 	if opts.JSON {
-		if werr := writeJSON(opts.IO.Out, envelopeOf(opts.Name, res, err)); werr != nil {
+		if werr := WriteJSON(opts.IO.Out, envelopeOf(opts.Name, res, err)); werr != nil {
 			return werr
 		}
 	} else {
@@ -153,24 +167,24 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	code := res.ExitCode
 	if res.TimedOut {
-		code = exitTimeout
+		code = ExitTimeout
 	}
 	if code == 0 && err != nil {
-		code = exitError
+		code = ExitError
 	}
-	return withCode(code, nil)
+	return WithCode(code, nil)
 }
 
 // refused reports an error before launch with the exit code of DESIGN.md §7.
-func (o *runOptions) refused(err error) error {
+func (o *RunOptions) refused(err error) error {
 	code := launcher.ExitCode(err)
 	if o.JSON {
-		if werr := writeJSON(o.IO.Out, envelopeOf(o.Name, nil, err)); werr != nil {
+		if werr := WriteJSON(o.IO.Out, envelopeOf(o.Name, nil, err)); werr != nil {
 			return werr
 		}
-		return withCode(code, nil)
+		return WithCode(code, nil)
 	}
-	return withCode(code, err)
+	return WithCode(code, err)
 }
 
 // envelope is the stable --json output of run.
@@ -218,7 +232,7 @@ func envelopeOf(name string, res *launcher.Result, err error) envelope {
 		env.Result = &s
 	}
 	if res.TimedOut {
-		env.ExitCode = exitTimeout
+		env.ExitCode = ExitTimeout
 		env.Error = &envelopeError{Message: fmt.Sprintf("timed out after %s", res.Elapsed.Round(time.Millisecond)), StderrTail: res.StderrTail}
 	} else if res.ExitCode != 0 {
 		env.Error = &envelopeError{Message: fmt.Sprintf("%s exited with code %d", res.Tool, res.ExitCode), StderrTail: res.StderrTail}

@@ -1,4 +1,4 @@
-package protocol
+package validate
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"toolbox/protocol"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -29,14 +30,14 @@ func CompileEventSchema(raw json.RawMessage) (*EventValidator, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return &EventValidator{}, nil
 	}
-	doc, err := decodeJSON(raw)
+	doc, err := protocol.DecodeJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("compiling event schema: not JSON: %w", err)
 	}
 	switch doc.(type) {
 	case map[string]any, bool:
 	default:
-		return nil, fmt.Errorf("compiling event schema: want a JSON Schema (an object or a boolean), got %s", jsonKind(doc))
+		return nil, fmt.Errorf("compiling event schema: want a JSON Schema (an object or a boolean), got %s", protocol.JSONKind(doc))
 	}
 	if probs := numberProblems(doc, nil); len(probs) > 0 {
 		return nil, fmt.Errorf("compiling event schema: %s", probs[0])
@@ -65,7 +66,7 @@ func CompileEventSchema(raw json.RawMessage) (*EventValidator, error) {
 // with its location in the event, e.g.
 // `event does not match its schema: /count: want integer, got string`.
 func (v *EventValidator) Validate(line []byte) (any, error) {
-	val, err := decodeJSON(line)
+	val, err := protocol.DecodeJSON(line)
 	if err != nil {
 		return nil, fmt.Errorf("event is not JSON: %w", err)
 	}

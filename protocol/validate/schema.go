@@ -1,4 +1,4 @@
-package protocol
+package validate
 
 import (
 	"embed"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"toolbox/protocol"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -59,7 +60,7 @@ func compileDescribeSchemas() (*describeSchemas, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading embedded %s: %w", file, err)
 		}
-		doc, err := decodeJSON(data)
+		doc, err := protocol.DecodeJSON(data)
 		if err != nil {
 			return nil, fmt.Errorf("decoding embedded %s: %w", file, err)
 		}
@@ -310,7 +311,7 @@ func displayValue(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return truncate(string(b), 60)
+	return protocol.Truncate(string(b), 60)
 }
 
 // displayEnum renders an allowed value bare when it is a string (the
@@ -320,18 +321,6 @@ func displayEnum(v any) string {
 		return s
 	}
 	return displayValue(v)
-}
-
-// truncate shortens s to at most n bytes, on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

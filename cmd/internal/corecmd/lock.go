@@ -1,6 +1,8 @@
-package main
+package corecmd
 
 import (
+	"toolbox/cmd/internal/cli"
+
 	"bytes"
 	"context"
 	"errors"
@@ -16,14 +18,17 @@ import (
 	"toolbox/manifest"
 )
 
-type lockOptions struct {
-	*globals
+// LockOptions are the inputs of the lock command.
+type LockOptions struct {
+	*cli.Globals
 	Check        bool
 	ProbeTimeout time.Duration
 }
 
-func newCmdLock(g *globals, runF func(*lockOptions) error) *cobra.Command {
-	opts := &lockOptions{globals: g}
+// NewCmdLock builds the lock command; runF, when not nil, replaces its run
+// (tests check flag parsing with it).
+func NewCmdLock(g *cli.Globals, runF func(*LockOptions) error) *cobra.Command {
+	opts := &LockOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "lock",
 		Short: "Probe every tool and write the lock file",
@@ -34,7 +39,7 @@ file, atomically and in canonical form.
 
 With --check it writes nothing: it exits 3 and says what changed when the lock
 on disk is missing or differs from what lock would write.`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -47,11 +52,11 @@ on disk is missing or differs from what lock would write.`,
 	return cmd
 }
 
-func lockRun(ctx context.Context, opts *lockOptions) error {
+func lockRun(ctx context.Context, opts *LockOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	file := opts.toolboxFile()
+	file := opts.ToolboxFile()
 	cfg, err := compiler.Load(file)
 	if err != nil {
 		return err
@@ -79,10 +84,10 @@ func lockRun(ctx context.Context, opts *lockOptions) error {
 }
 
 // checkDrift compares what lock would write with the lock on disk.
-func checkDrift(opts *lockOptions, path string, lock *manifest.Lock, data []byte) error {
+func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte) error {
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return withCode(exitDrift, fmt.Errorf("%s does not exist; run `toolbox lock` and commit it", path))
+		return cli.WithCode(cli.ExitDrift, fmt.Errorf("%s does not exist; run `toolbox lock` and commit it", path))
 	}
 	if err != nil {
 		return err
@@ -101,10 +106,10 @@ func checkDrift(opts *lockOptions, path string, lock *manifest.Lock, data []byte
 		changes = []string{"the lock on disk is not in canonical form"}
 	}
 	msg := fmt.Sprintf("%s is out of date; run `toolbox lock`:\n  %s", path, strings.Join(changes, "\n  "))
-	return withCode(exitDrift, errors.New(msg))
+	return cli.WithCode(cli.ExitDrift, errors.New(msg))
 }
 
-func printLockSummary(opts *lockOptions, res *compiler.Result, path string) {
+func printLockSummary(opts *LockOptions, res *compiler.Result, path string) {
 	w := opts.IO.Err
 	for _, c := range res.Capabilities {
 		active := c.Active
@@ -116,7 +121,7 @@ func printLockSummary(opts *lockOptions, res *compiler.Result, path string) {
 		}
 		fmt.Fprintf(w, "capability %s: active backend %s\n", c.Name, active)
 	}
-	for _, name := range sortedKeys(res.Tools) {
+	for _, name := range cli.SortedKeys(res.Tools) {
 		r := res.Tools[name]
 		if r.Status == manifest.StatusFailed {
 			line := fmt.Sprintf("tool %s: check failed: %s", name, r.Detail)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -12,17 +12,20 @@ import (
 	"toolbox/manifest"
 )
 
-type listOptions struct {
-	*globals
+// ListOptions are the inputs of the list command.
+type ListOptions struct {
+	*Globals
 	JSON bool
 }
 
-func newCmdList(g *globals, runF func(*listOptions) error) *cobra.Command {
-	opts := &listOptions{globals: g}
+// NewCmdList builds the list command; runF, when not nil, replaces its run
+// (tests check flag parsing with it).
+func NewCmdList(g *Globals, runF func(*ListOptions) error) *cobra.Command {
+	opts := &ListOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List what a model sees: capabilities and tools, from the lock",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -35,17 +38,17 @@ func newCmdList(g *globals, runF func(*listOptions) error) *cobra.Command {
 }
 
 // readLock reads the lock of the toolbox file, saying how to make one.
-func readLock(g *globals) (string, *manifest.Lock, error) {
-	path := manifest.LockPath(g.toolboxFile())
+func readLock(g *Globals) (string, *manifest.Lock, error) {
+	path := manifest.LockPath(g.ToolboxFile())
 	l, err := manifest.Read(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return path, nil, withCode(exitError, fmt.Errorf("%s does not exist; run `toolbox lock` first", path))
+		return path, nil, WithCode(ExitError, fmt.Errorf("%s does not exist; run `toolbox lock` first", path))
 	}
 	return path, l, err
 }
 
-func listRun(opts *listOptions) error {
-	_, l, err := readLock(opts.globals)
+func listRun(opts *ListOptions) error {
+	_, l, err := readLock(opts.Globals)
 	if err != nil {
 		return err
 	}
@@ -57,7 +60,7 @@ func listRun(opts *listOptions) error {
 		if entries == nil {
 			entries = []catalog.Entry{}
 		}
-		return writeJSON(opts.IO.Out, entries)
+		return WriteJSON(opts.IO.Out, entries)
 	}
 	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tKIND\tBACKEND\tMODE\tSTATUS\tDESCRIPTION")
@@ -67,14 +70,17 @@ func listRun(opts *listOptions) error {
 	return w.Flush()
 }
 
-type schemaOptions struct{ *globals }
+// SchemaOptions are the inputs of the schema command.
+type SchemaOptions struct{ *Globals }
 
-func newCmdSchema(g *globals, runF func(*schemaOptions) error) *cobra.Command {
-	opts := &schemaOptions{globals: g}
+// NewCmdSchema builds the schema command; runF, when not nil, replaces its run
+// (tests check flag parsing with it).
+func NewCmdSchema(g *Globals, runF func(*SchemaOptions) error) *cobra.Command {
+	opts := &SchemaOptions{Globals: g}
 	return &cobra.Command{
 		Use:   "schema",
 		Short: "Print the tool definitions a model is given (name, description, input schema) as JSON",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -91,8 +97,8 @@ type modelTool struct {
 	InputSchema map[string]any `json:"input_schema"`
 }
 
-func schemaRun(opts *schemaOptions) error {
-	_, l, err := readLock(opts.globals)
+func schemaRun(opts *SchemaOptions) error {
+	_, l, err := readLock(opts.Globals)
 	if err != nil {
 		return err
 	}
@@ -104,5 +110,5 @@ func schemaRun(opts *schemaOptions) error {
 	for _, e := range entries {
 		out = append(out, modelTool{Name: e.Name, Description: e.Description, InputSchema: e.InputSchema})
 	}
-	return writeJSON(opts.IO.Out, out)
+	return WriteJSON(opts.IO.Out, out)
 }

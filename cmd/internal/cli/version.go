@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -8,14 +8,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with
+// -ldflags "-X toolbox/cmd/internal/cli.version=...".
 var version = ""
 
-func newCmdVersion(g *globals) *cobra.Command {
+// NewCmdVersion prints the version, GOOS and GOARCH.
+func NewCmdVersion(g *Globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of toolbox",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := version
 			if v == "" {

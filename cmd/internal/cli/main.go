@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"os"
+
+	"toolbox/sandbox"
+)
+
+// Main is the toolbox binary: run, list, schema and version here; every
+// other command, and a run that needs a JSON Schema validator or the plugin
+// host, is handed to toolbox-core (ExecCore). It returns the exit code.
+func Main() int {
+	sandbox.Init()
+	io := IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	g := &Globals{IO: io, Delegate: ExecCore}
+	root := NewRoot(g)
+	for _, c := range CoreCommands {
+		root.AddCommand(DelegatedCmd(g, c.Use, c.Short))
+	}
+	root.SetArgs(os.Args[1:])
+	return Execute(root, io)
+}
+
+// CoreCommands are the commands toolbox-core runs, as the toolbox binary
+// lists them in its help. A test checks the list against toolbox-core's
+// command tree.
+var CoreCommands = []struct{ Use, Short string }{
+	{"lock", "Probe every tool and write the lock file"},
+	{"check", "Check that the toolbox file and its lock load (--probe: run every probe now)"},
+	{"describe PATH", "Run one tool binary's describe and validate it (for tool authors)"},
+}

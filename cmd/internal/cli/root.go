@@ -1,0 +1,173 @@
+// Package cli holds the commands of the toolbox binaries that stay cheap to
+// start: run, list, schema, version, the root command, exit codes and the
+// hand-over to toolbox-core. It links no JSON Schema library, no HCL parser
+// and no gRPC, so that `toolbox run` starts in about the time a run needs
+// (see bench/run.sh). The commands that need those (lock, check, describe)
+// live in package corecmd and run in the toolbox-core binary; the toolbox
+// binary hands them over by exec (Delegate).
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"toolbox/launcher"
+)
+
+// Exit codes (DESIGN.md §7).
+const (
+	ExitOK          = 0
+	ExitError       = 1
+	ExitUsage       = 2
+	ExitDrift       = 3
+	ExitTimeout     = 124
+	defaultToolFile = "toolbox.hcl"
+)
+
+// CodeError carries a specific exit code; its message, when not empty, is
+// printed as the error.
+type CodeError struct {
+	Code int
+	Err  error
+}
+
+func (e *CodeError) Error() string {
+	if e.Err == nil {
+		return ""
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *CodeError) Unwrap() error { return e.Err }
+
+// WithCode wraps err so that Execute exits with code.
+func WithCode(code int, err error) error { return &CodeError{Code: code, Err: err} }
+
+// UsageError is a misuse of the command line; only it prints a usage hint.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// IOStreams are the program's standard streams, replaceable in tests.
+type IOStreams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// Globals are the flags every command shares, and what the binary can do
+// itself. CompileSchema and RunPlugin are nil in the toolbox binary: a run
+// that needs them is handed to toolbox-core.
+type Globals struct {
+	File     string
+	StateDir string
+	Sandbox  string
+	IO       IOStreams
+	// CompileSchema validates jsonl events (validate.CompileEventSchema).
+	CompileSchema func(schema json.RawMessage) (launcher.EventValidator, error)
+	// Plugins runs plugin tools.
+	Plugins launcher.PluginRunner
+	// Delegate hands the whole command line to toolbox-core; nil in
+	// toolbox-core itself.
+	Delegate func() error
+}
+
+// ToolboxFile is -f, else $TOOLBOX_FILE, else ./toolbox.hcl.
+func (g *Globals) ToolboxFile() string {
+	if g.File != "" {
+		return g.File
+	}
+	if f := os.Getenv("TOOLBOX_FILE"); f != "" {
+		return f
+	}
+	return defaultToolFile
+}
+
+// Execute runs root and maps its error to an exit code, printing the error
+// (and a usage hint for usage errors) to io.Err.
+func Execute(root *cobra.Command, io IOStreams) int {
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitError
+	var ce *CodeError
+	var ue *UsageError
+	var fe *flagError
+	switch {
+	case errors.As(err, &ce):
+		code = ce.Code
+	case errors.As(err, &ue), errors.As(err, &fe):
+		code = ExitUsage
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(io.Err, "error: %s\n", msg)
+	}
+	if ce == nil && code == ExitUsage {
+		fmt.Fprintf(io.Err, "Run '%s --help' for usage.\n", root.CommandPath())
+	}
+	return code
+}
+
+type flagError struct{ error }
+
+// NewRoot builds the root command with the shared flags and the commands
+// of this package; more adds the binary's own commands.
+func NewRoot(g *Globals, more ...func(*Globals) *cobra.Command) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "toolbox",
+		Short: "Lock, probe and run the tools of an AI agent's toolbox",
+		Long: `toolbox compiles a toolbox file (HCL) into a lock by probing every tool,
+then runs tools only as the lock says.
+
+  toolbox lock            probe every tool and write toolbox.lock.json
+  toolbox run NAME        run a tool or capability with --args '{...}'`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(g.IO.In)
+	root.SetOut(g.IO.Out)
+	root.SetErr(g.IO.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &flagError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVarP(&g.File, "file", "f", "", "the toolbox file (default ./toolbox.hcl, or $TOOLBOX_FILE)")
+	pf.StringVar(&g.StateDir, "state-dir", "", "where processes and sessions are recorded")
+	pf.StringVar(&g.Sandbox, "sandbox", "", "override the toolbox file's mechanism: bwrap, landlock, auto or none")
+	root.AddCommand(
+		NewCmdList(g, nil),
+		NewCmdSchema(g, nil),
+		NewCmdRun(g, nil),
+		NewCmdVersion(g),
+	)
+	for _, f := range more {
+		root.AddCommand(f(g))
+	}
+	return root
+}
+
+// ExactArgs is cobra.ExactArgs returning a usage error.
+func ExactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return &UsageError{Err: err}
+		}
+		return nil
+	}
+}
+
+// NoArgs refuses positional arguments with a usage error.
+func NoArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return &UsageError{Err: fmt.Errorf("unexpected argument %q", args[0])}
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package compiler
+
+import (
+	"context"
+	"fmt"
+
+	"toolbox/manifest"
+	"toolbox/plugins"
+	"toolbox/protocol"
+	"toolbox/sandbox"
+)
+
+// describePlugin starts a plugin under spec, asks for its describe
+// document (validated by the plugins package with the same rules as an
+// executable's) and stops it. It returns the negotiated plugin protocol.
+// A binary that is not a plugin, speaks another protocol version, prints
+// before its handshake or hangs is an error saying which.
+func (p *prober) describePlugin(ctx context.Context, t *ToolDecl, spec *sandbox.Spec) (*protocol.Describe, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.DescribeTimeout)
+	defer cancel()
+	c, err := plugins.Options{StartTimeout: p.opts.DescribeTimeout}.Start(ctx, t.Path, spec, p.describeEnv())
+	if err != nil {
+		return nil, 0, fmt.Errorf("starting the plugin: %w", err)
+	}
+	defer c.Close()
+	d, _, err := c.Describe(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("plugin describe: %w", err)
+	}
+	return d, c.ProtocolVersion(), nil
+}
+
+// checkPlugin starts a plugin under its real runtime (spec and the
+// environment runspec prepared), calls Check and stops it.
+func (p *prober) checkPlugin(ctx context.Context, cmd sandbox.Command, spec *sandbox.Spec) manifest.Probe {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.CheckTimeout)
+	defer cancel()
+	c, err := plugins.Options{StartTimeout: p.opts.CheckTimeout, Dir: cmd.Dir}.Start(ctx, cmd.Path, spec, cmd.Env)
+	if err != nil {
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("starting the plugin for check: %v", err)}
+	}
+	defer c.Close()
+	res, err := c.Check(ctx)
+	switch {
+	case err != nil:
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("plugin check: %v", err)}
+	case !res.OK:
+		detail := res.Detail
+		if detail == "" {
+			detail = "check reported not ok"
+		}
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: detail, Fix: res.Fix}
+	}
+	return manifest.Probe{Status: manifest.StatusOK, Detail: res.Detail}
+}

@@ -1,0 +1,67 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"toolbox/sandbox"
+)
+
+// PluginCall is one run of a plugin tool, prepared like an exec tool's:
+// Path is the verified binary, Spec/Env/Dir come from runspec, Command is
+// the command of a multi-command tool ("" for none), Args the validated
+// values. Stdout receives output chunks as they are and each event as one
+// JSON line; Stderr the plugin's stderr.
+type PluginCall struct {
+	Path    string
+	Spec    *sandbox.Spec
+	Env     []string
+	Dir     string
+	Command string
+	Args    map[string]any
+	Stdout  io.Writer
+	Stderr  io.Writer
+}
+
+// PluginRunner runs plugin tools. RunPlugin starts the plugin under
+// call.Spec, runs the call and stops the plugin (its whole process group)
+// before returning the exit code. When ctx ends it must stop the plugin
+// at once and return ctx's error. started is false when the plugin never
+// completed its start (handshake), in which case err says why.
+type PluginRunner interface {
+	RunPlugin(ctx context.Context, call PluginCall) (code int, started bool, err error)
+}
+
+// executePlugin runs one plugin call under the same call timeout and with
+// the same output sinks as an exec tool.
+func executePlugin(ctx context.Context, pr PluginRunner, call PluginCall, o execOptions) (*Result, error) {
+	return collect(call.Path, o, func(stdout, stderr io.Writer) (outcome, error) {
+		call.Stdout, call.Stderr = stdout, stderr
+		start := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+		code, started, err := pr.RunPlugin(cctx, call)
+		out := outcome{started: started, code: code, elapsed: time.Since(start)}
+		if !started {
+			return out, &RefusedError{What: "starting plugin " + call.Path + ": " + errString(err), Fix: "run `toolbox check --probe` to see why the plugin does not start", Err: err}
+		}
+		if cerr := cctx.Err(); cerr != nil {
+			if errors.Is(cerr, context.DeadlineExceeded) {
+				out.timedOut, out.code = true, ExitTimeout
+			} else {
+				out.canceled = true
+			}
+			return out, nil
+		}
+		return out, err
+	})
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}

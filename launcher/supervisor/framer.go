@@ -1,0 +1,142 @@
+package supervisor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"unicode/utf8"
+
+	"toolbox/launcher"
+	"toolbox/protocol"
+)
+
+// MaxEventBytes bounds one output line (jsonl and lines framing). A longer
+// line is delivered as an invalid event holding its first MaxEventBytes,
+// so a process that never writes a newline cannot grow memory.
+const MaxEventBytes = 64 << 10
+
+// framer turns a process's stdout into events and watches for the ready
+// line. Write is called from one goroutine (os/exec's stdout copier).
+type framer struct {
+	framing   string         // protocol.FramingJSONL, FramingLines, FramingChunks; "" = no events
+	validator EventValidator // jsonl; nil checks JSON syntax only
+	readyRe   *regexp.Regexp // nil: no ready line awaited
+	onReady   func()
+	emit      func(launcher.Event)
+
+	ready bool   // events flow (no ready line awaited, or it came)
+	line  []byte // the current unterminated line, at most MaxEventBytes
+	over  bool   // the current line went over MaxEventBytes
+}
+
+// newFramer returns a framer; readyRe nil means the process is ready
+// already as far as events go. Lines up to and including the ready line
+// are startup output: they stay in the ring and are no events.
+func newFramer(framing string, v EventValidator, readyRe *regexp.Regexp, onReady func(), emit func(launcher.Event)) *framer {
+	return &framer{framing: framing, validator: v, readyRe: readyRe, onReady: onReady, emit: emit, ready: readyRe == nil}
+}
+
+// Write frames p. It never fails.
+func (f *framer) Write(p []byte) (int, error) {
+	n := len(p)
+	if f.framing == protocol.FramingChunks && f.ready {
+		f.emit(launcher.Event{Event: rawString(string(p))})
+		return n, nil
+	}
+	if f.framing == "" && f.ready {
+		return n, nil
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		part := p
+		if i >= 0 {
+			part = p[:i]
+		}
+		if room := MaxEventBytes - len(f.line); len(part) > room {
+			f.line = append(f.line, part[:max(room, 0)]...)
+			f.over = true
+		} else {
+			f.line = append(f.line, part...)
+		}
+		if i < 0 {
+			return n, nil
+		}
+		p = p[i+1:]
+		f.endLine()
+		if f.ready && f.framing == protocol.FramingChunks && len(p) > 0 {
+			// The ready line came in this write: the rest is the first chunk.
+			f.emit(launcher.Event{Event: rawString(string(p))})
+			return n, nil
+		}
+		if f.ready && f.framing == "" {
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
+// finish delivers an unterminated last line. Call it once stdout is closed.
+func (f *framer) finish() {
+	if len(f.line) > 0 || f.over {
+		f.endLine()
+	}
+}
+
+func (f *framer) endLine() {
+	line, over := f.line, f.over
+	f.line, f.over = f.line[:0], false
+	if !f.ready {
+		if f.readyRe.Match(bytes.TrimSuffix(line, []byte("\r"))) {
+			f.ready = true
+			if f.onReady != nil {
+				f.onReady()
+			}
+		}
+		return
+	}
+	switch f.framing {
+	case protocol.FramingJSONL:
+		if !over && len(bytes.TrimSpace(line)) == 0 {
+			return // a blank line separates, it is no event
+		}
+		f.emit(jsonlEvent(line, over, f.validator))
+	case protocol.FramingLines:
+		if over {
+			f.emit(tooLong(line))
+			return
+		}
+		f.emit(launcher.Event{Event: rawString(string(line))})
+	}
+}
+
+// jsonlEvent validates one jsonl line: against the schema when there is
+// one, else as JSON only. Invalid lines become invalid events, never dropped.
+func jsonlEvent(line []byte, over bool, v EventValidator) launcher.Event {
+	if over {
+		return tooLong(line)
+	}
+	var err error
+	if v != nil {
+		_, err = v.Validate(line)
+	} else if !json.Valid(line) {
+		err = fmt.Errorf("event is not JSON")
+	}
+	if err != nil {
+		return launcher.Event{Invalid: true, Raw: string(line), Error: err.Error()}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, line) != nil {
+		return launcher.Event{Event: json.RawMessage(bytes.Clone(line))}
+	}
+	return launcher.Event{Event: buf.Bytes()}
+}
+
+// tooLong is the invalid event of a line cut at MaxEventBytes.
+func tooLong(line []byte) launcher.Event {
+	raw := line[:holdBack(line)]
+	if !utf8.Valid(raw) {
+		raw = line
+	}
+	return launcher.Event{Invalid: true, Raw: string(raw), Error: fmt.Sprintf("line longer than %d bytes; cut there, the rest of it dropped", MaxEventBytes)}
+}

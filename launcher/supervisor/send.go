@@ -1,0 +1,188 @@
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"toolbox/launcher"
+	"toolbox/protocol"
+)
+
+// Send writes event to a running service's stdin and answers with what
+// the process emitted right after (DESIGN.md §5, the v2 spec's T.send):
+// the event is validated against the declared process.input.event
+// (Config.CompileSchema), then framed as the tool declares (jsonl: the
+// event as one compact JSON line; lines: a JSON string, written as its
+// value and a newline). The answer collects the output events that arrive
+// until Timing.SendQuiet passes without one (counted from the write when
+// none comes), at most Timing.SendMax, or until the process ends or ctx
+// ends; Status is SendAccepted when there were none. The same events are
+// also mailed as the tool's digest says.
+//
+// Errors (nothing is written): ErrNoInput when the tool declares no
+// process.input; ErrInvalidEvent when the event is not JSON, breaks the
+// schema, or is a lines event that is not a one-line string;
+// ErrNotRunning when the process is not running (starting, stopping,
+// restarting or finished). A process that does not read its stdin within
+// Timing.StdinWrite fails the send; if part of the event was written, its
+// input framing is broken and every later send is refused.
+func (s *Supervisor) Send(ctx context.Context, sessionID, ref string, event json.RawMessage) (SendResult, error) {
+	p, err := s.lookup(sessionID, ref)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if p.plan == nil || p.plan.inFraming == "" {
+		return SendResult{}, fmt.Errorf("sending to process %s (%s): %w: the tool declares no process.input", p.id, p.tool, ErrNoInput)
+	}
+	line, err := frameEvent(p.plan.inFraming, p.plan.inValidator, event)
+	if err != nil {
+		return SendResult{}, fmt.Errorf("sending to process %s (%s): %w", p.id, p.tool, err)
+	}
+	p.mu.Lock()
+	in, state := p.inst, p.state
+	if state != StateRunning || in == nil {
+		p.mu.Unlock()
+		return SendResult{}, fmt.Errorf("sending to process %s (%s): %w (it is %s)", p.id, p.tool, ErrNotRunning, state)
+	}
+	l := &listener{ch: make(chan launcher.Event, 256)}
+	p.addListener(l) // before the write: an instant answer is not missed
+	p.mu.Unlock()
+	defer p.removeListener(l)
+	if err := in.writeStdin(line, s.cfg.Timing.StdinWrite); err != nil {
+		return SendResult{}, fmt.Errorf("sending to process %s (%s): %w", p.id, p.tool, err)
+	}
+	res := SendResult{Process: p.id, Status: SendAccepted}
+	res.Events, res.Elided = collect(ctx, l, in, s.cfg.Timing, s.cfg.Limits.MailEvents)
+	if len(res.Events) > 0 || res.Elided > 0 {
+		res.Status = SendAnswered
+	}
+	return res, nil
+}
+
+// collect gathers the answer window's events.
+func collect(ctx context.Context, l *listener, in *instance, tm Timing, keep int) ([]launcher.Event, int) {
+	var events []launcher.Event
+	elided := 0
+	quiet := time.NewTimer(tm.SendQuiet)
+	defer quiet.Stop()
+	most := time.NewTimer(tm.SendMax)
+	defer most.Stop()
+	add := func(e launcher.Event) {
+		if len(events) < keep {
+			events = append(events, e)
+		} else {
+			elided++
+		}
+	}
+wait:
+	for {
+		select {
+		case e := <-l.ch:
+			add(e)
+			quiet.Reset(tm.SendQuiet)
+		case <-in.sp.Done():
+			break wait
+		case <-quiet.C:
+			break wait
+		case <-most.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	for len(l.ch) > 0 { // what arrived meanwhile
+		add(<-l.ch)
+	}
+	return events, elided + int(l.dropped.Load())
+}
+
+// frameEvent validates event (v nil: JSON syntax only) and frames it as
+// one line of the input framing. Errors wrap ErrInvalidEvent.
+func frameEvent(framing string, v EventValidator, event json.RawMessage) ([]byte, error) {
+	raw := bytes.TrimSpace(event)
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("%w: the event is empty", ErrInvalidEvent)
+	}
+	if v != nil {
+		if _, err := v.Validate(raw); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+		}
+	} else if !json.Valid(raw) {
+		return nil, fmt.Errorf("%w: the event is not JSON", ErrInvalidEvent)
+	}
+	if framing == protocol.FramingLines {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("%w: the tool reads lines: send a JSON string", ErrInvalidEvent)
+		}
+		if strings.ContainsAny(s, "\r\n") {
+			return nil, fmt.Errorf("%w: the tool reads lines: the string must hold no line break", ErrInvalidEvent)
+		}
+		return []byte(s + "\n"), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
+// writeStdin writes one framed event, bounded by timeout.
+func (in *instance) writeStdin(line []byte, timeout time.Duration) error {
+	in.stdinMu.Lock()
+	defer in.stdinMu.Unlock()
+	if in.stdin == nil || in.stdinErr != nil {
+		if in.stdinErr != nil && !errors.Is(in.stdinErr, ErrNotRunning) {
+			return fmt.Errorf("its stdin is unusable: %w", in.stdinErr)
+		}
+		return fmt.Errorf("%w: its stdin is closed", ErrNotRunning)
+	}
+	_ = in.stdin.SetWriteDeadline(time.Now().Add(timeout))
+	n, err := in.stdin.Write(line)
+	if err == nil {
+		return nil
+	}
+	if n > 0 {
+		in.stdinErr = errors.New("an earlier event was only partly written, so its input framing is broken")
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("the process did not read its stdin within %s", timeout)
+	case errors.Is(err, syscall.EPIPE), errors.Is(err, os.ErrClosed):
+		return fmt.Errorf("%w: it closed its stdin", ErrNotRunning)
+	}
+	return fmt.Errorf("writing to its stdin: %w", err)
+}
+
+// Stop stops the process (DESIGN.md §5): the declared cancel (SIGTERM by
+// default, SIGINT, or the {"send": EVENT} event written to stdin) goes to
+// its process group, then SIGKILL after runtime.timeout.stop (background
+// commands: Timing.StopGrace); force sends SIGKILL at once (also to a
+// process already stopping). It waits for the process to end and returns
+// its final status with the tail of its output. Stop is idempotent: a
+// finished process returns its final state. When ctx ends first it
+// returns the current status and ctx's error (the SIGKILL still follows).
+// Under mechanism "none" a descendant that left the process group (setsid)
+// escapes the stop; bwrap's pid namespace and the landlock helper's
+// subreaper catch it.
+func (s *Supervisor) Stop(ctx context.Context, sessionID, ref string, force bool) (Status, error) {
+	p, err := s.lookup(sessionID, ref)
+	if err != nil {
+		return Status{}, err
+	}
+	p.requestStop(force)
+	select {
+	case <-p.done:
+		return p.status(true), nil
+	case <-ctx.Done():
+		return p.status(true), fmt.Errorf("stopping process %s: %w", p.id, ctx.Err())
+	}
+}

@@ -1,0 +1,166 @@
+package supervisor
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Record is a process as persisted in the state dir: one JSON file per
+// process, <StateDir>/processes/<id>.json, rewritten atomically (temp file
+// and rename) on every state change. It is what survives the supervisor.
+type Record struct {
+	ID         string     `json:"id"`
+	Session    string     `json:"session"`
+	Kind       Kind       `json:"kind"`
+	Tool       string     `json:"tool"`
+	Capability string     `json:"capability,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	Label      string     `json:"label,omitempty"`
+	Command    string     `json:"command,omitempty"`
+	PID        int        `json:"pid,omitempty"`
+	PGID       int        `json:"pgid,omitempty"`
+	State      State      `json:"state"`
+	Since      time.Time  `json:"since"`
+	Restarts   int        `json:"restarts,omitempty"`
+	ExitCode   *int       `json:"exit_code,omitempty"`
+	Reason     string     `json:"reason,omitempty"`
+	Started    time.Time  `json:"started"`
+	Ended      *time.Time `json:"ended,omitempty"`
+	Logs       *LogFiles  `json:"logs,omitempty"`
+	// Owner is the supervisor that runs (or ran) the process.
+	Owner Owner `json:"supervisor"`
+}
+
+// Owner identifies a supervisor: a random instance id, and its process
+// (pid and the start time /proc reports for it, which tells a pid reused
+// by another process apart).
+type Owner struct {
+	Instance  string `json:"instance"`
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"start_time"`
+}
+
+// Alive reports whether the owner's process still runs: its pid exists,
+// is no zombie, and started at the recorded time.
+func (o Owner) Alive() bool {
+	if o.PID <= 0 {
+		return false
+	}
+	st, state, err := procStartTime(o.PID)
+	return err == nil && state != 'Z' && state != 'X' && st == o.StartTime
+}
+
+const recordsDir = "processes"
+
+// ReadRecords reads every process record of stateDir, sorted by start
+// time. A missing directory is no records. Files that are not valid
+// records are skipped and reported in the joined error, with the records
+// that could be read.
+func ReadRecords(stateDir string) ([]Record, error) {
+	dir := filepath.Join(stateDir, recordsDir)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading process records: %w", err)
+	}
+	var recs []Record
+	var errs []error
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading process record %q: %w", name, err))
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(data, &r); err != nil || r.ID+".json" != name || r.Session == "" {
+			if err == nil {
+				err = errors.New("id or session missing or not matching the file name")
+			}
+			errs = append(errs, fmt.Errorf("reading process record %q: %w", name, err))
+			continue
+		}
+		recs = append(recs, r)
+	}
+	sortRecords(recs)
+	return recs, errors.Join(errs...)
+}
+
+func sortRecords(recs []Record) {
+	for i := 1; i < len(recs); i++ {
+		for j := i; j > 0 && recs[j].Started.Before(recs[j-1].Started); j-- {
+			recs[j], recs[j-1] = recs[j-1], recs[j]
+		}
+	}
+}
+
+// writeRecord writes r atomically (mode 0600).
+func writeRecord(stateDir string, r Record) error {
+	dir := filepath.Join(stateDir, recordsDir)
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing process record %q: %w", r.ID, err)
+	}
+	data = append(data, '\n')
+	tmp, err := os.CreateTemp(dir, "."+r.ID+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing process record %q: %w", r.ID, err)
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing process record %q: %w", r.ID, err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, r.ID+".json")); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing process record %q: %w", r.ID, err)
+	}
+	return nil
+}
+
+func removeRecord(stateDir, id string) {
+	os.Remove(filepath.Join(stateDir, recordsDir, id+".json"))
+}
+
+func recordExists(stateDir, id string) bool {
+	_, err := os.Lstat(filepath.Join(stateDir, recordsDir, id+".json"))
+	return err == nil
+}
+
+// procStartTime reads the start time (field 22, clock ticks after boot) and
+// the state of pid from /proc/PID/stat. The command name may hold spaces
+// and parentheses, so fields are counted from the last ')'.
+func procStartTime(pid int) (uint64, byte, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("reading /proc/%d/stat: no command name", pid)
+	}
+	fields := bytes.Fields(data[i+1:])
+	// fields[0] is field 3 (state), so field 22 (starttime) is fields[19].
+	if len(fields) < 20 || len(fields[0]) != 1 {
+		return 0, 0, fmt.Errorf("reading /proc/%d/stat: too few fields", pid)
+	}
+	st, err := strconv.ParseUint(string(fields[19]), 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading /proc/%d/stat: start time: %w", pid, err)
+	}
+	return st, fields[0][0], nil
+}

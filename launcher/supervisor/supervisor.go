@@ -1,0 +1,631 @@
+package supervisor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"toolbox/manifest"
+)
+
+// Defaults of Config (DESIGN.md §5 where it names them).
+const (
+	DefaultLivePerSession     = 8
+	DefaultLivePerHost        = 32
+	DefaultFinishedPerSession = 100
+	DefaultRestartLimit       = 5
+	DefaultMailboxMails       = 1000
+	DefaultMailboxBytes       = 4 << 20
+	DefaultMailEvents         = 100
+	DefaultMailBytes          = 64 << 10
+
+	DefaultStartTimeout      = 10 * time.Second
+	DefaultStopGrace         = 5 * time.Second
+	DefaultSendQuiet         = 300 * time.Millisecond
+	DefaultSendMax           = 2 * time.Second
+	DefaultRoundGap          = 500 * time.Millisecond
+	DefaultRoundMax          = 10 * time.Second
+	DefaultRestartBackoff    = time.Second
+	DefaultRestartMaxBackoff = 30 * time.Second
+	DefaultRestartReset      = time.Minute
+	DefaultStdinWrite        = 2 * time.Second
+
+	// DefaultWait is a background command's inline wait when Command.Wait is 0.
+	DefaultWait = 3 * time.Second
+	// MaxWait caps every inline wait (RunCommand, Status).
+	MaxWait = 30 * time.Second
+	// TailBytes is the size of Status.Tail.
+	TailBytes = 4 << 10
+	// MaxInbox is the most mails one Inbox call returns.
+	MaxInbox = 100
+)
+
+// Config configures a Supervisor. Zero fields take the defaults above.
+type Config struct {
+	// StateDir holds process records (processes/<id>.json) and, when
+	// LogBytes > 0, log files (logs/<id>.stdout.log, .stderr.log). It is
+	// created (mode 0700) when missing. "" keeps nothing on disk: no
+	// records, no logs, no lost detection.
+	StateDir string
+	// Lock and LockPath are the lock Start runs tools from (SetLock
+	// replaces them). Lock nil refuses every Start, and RunCommand too
+	// (builtin "process" must be declared in the lock).
+	Lock     *manifest.Lock
+	LockPath string
+	// CallerEnv is the default caller environment (StartOptions.CallerEnv
+	// and Command.CallerEnv override it per call).
+	CallerEnv []string
+	// CompileSchema compiles a declared event schema (output.event,
+	// input.event); the daemon passes protocol.CompileEventSchema. nil
+	// checks events for JSON syntax only.
+	CompileSchema func(schema json.RawMessage) (EventValidator, error)
+	Limits        Limits
+	Timing        Timing
+	// RingBytes is the output ring per process (DefaultRingBytes).
+	RingBytes int
+	// LogBytes > 0 writes each process's full output to log files under
+	// StateDir, each file capped at LogBytes. 0 writes none.
+	LogBytes int64
+	// Shell runs background commands as `Shell -c CMD`; "" means bash
+	// from PATH, else /bin/sh.
+	Shell string
+	// Logf receives problems that fail nothing (a record that could not be
+	// written or read). nil discards them. It is never given to stdout.
+	Logf func(format string, args ...any)
+}
+
+// Limits bound what a Supervisor keeps (DESIGN.md §5 for the first three).
+type Limits struct {
+	// LivePerSession and LivePerHost bound the processes not finished;
+	// a start over either is refused with a *LimitError.
+	LivePerSession int
+	LivePerHost    int
+	// FinishedPerSession is how many finished records a session keeps;
+	// the oldest finished one is dropped (with its record file and logs).
+	FinishedPerSession int
+	// RestartLimit is how many restarts on_exit "restart" allows (a run
+	// that lasted Timing.RestartReset resets the count).
+	RestartLimit int
+	// MailboxMails and MailboxBytes bound a session's mailbox; the oldest
+	// mails are dropped first.
+	MailboxMails int
+	MailboxBytes int
+	// MailEvents and MailBytes bound the events one mail carries; the rest
+	// of a digest is counted in Mail.Elided.
+	MailEvents int
+	MailBytes  int
+}
+
+// Timing holds the supervisor's durations.
+type Timing struct {
+	// StartTimeout bounds a start that waits for ready when the tool does
+	// not declare runtime.timeout.start.
+	StartTimeout time.Duration
+	// StopGrace is the time between the cancel and SIGKILL when the tool
+	// does not declare runtime.timeout.stop (background commands always).
+	StopGrace time.Duration
+	// SendQuiet and SendMax bound Send's answer window: it ends SendQuiet
+	// after the last event (or after the write when none comes), at most
+	// SendMax after the write.
+	SendQuiet time.Duration
+	SendMax   time.Duration
+	// RoundGap ends a digest "round" (a quiet gap); RoundMax cuts a round
+	// that never pauses.
+	RoundGap time.Duration
+	RoundMax time.Duration
+	// RestartBackoff is the first restart's delay, doubled at each
+	// restart up to RestartMaxBackoff; RestartReset is the run time after
+	// which the restart count starts over.
+	RestartBackoff    time.Duration
+	RestartMaxBackoff time.Duration
+	RestartReset      time.Duration
+	// StdinWrite bounds one write to a process's stdin (a process that
+	// does not read its stdin fails the send instead of hanging it).
+	StdinWrite time.Duration
+}
+
+func (c *Config) defaults() {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	l, t := &c.Limits, &c.Timing
+	def(&l.LivePerSession, DefaultLivePerSession)
+	def(&l.LivePerHost, DefaultLivePerHost)
+	def(&l.FinishedPerSession, DefaultFinishedPerSession)
+	def(&l.RestartLimit, DefaultRestartLimit)
+	def(&l.MailboxMails, DefaultMailboxMails)
+	def(&l.MailboxBytes, DefaultMailboxBytes)
+	def(&l.MailEvents, DefaultMailEvents)
+	def(&l.MailBytes, DefaultMailBytes)
+	defDur(&t.StartTimeout, DefaultStartTimeout)
+	defDur(&t.StopGrace, DefaultStopGrace)
+	defDur(&t.SendQuiet, DefaultSendQuiet)
+	defDur(&t.SendMax, DefaultSendMax)
+	defDur(&t.RoundGap, DefaultRoundGap)
+	defDur(&t.RoundMax, DefaultRoundMax)
+	defDur(&t.RestartBackoff, DefaultRestartBackoff)
+	defDur(&t.RestartMaxBackoff, DefaultRestartMaxBackoff)
+	defDur(&t.RestartReset, DefaultRestartReset)
+	defDur(&t.StdinWrite, DefaultStdinWrite)
+	if c.RingBytes <= 0 {
+		c.RingBytes = DefaultRingBytes
+	}
+}
+
+// Supervisor owns processes per session (DESIGN.md §5). All methods are
+// safe for concurrent use. Processes outlive the calls that start them;
+// Close stops them all.
+type Supervisor struct {
+	cfg   Config
+	owner Owner
+	shell string
+
+	mu       sync.Mutex
+	lock     *manifest.Lock
+	lockPath string
+	procs    map[string]*proc
+	sessions map[string]*session
+	live     int
+	closed   bool
+}
+
+// session is what a session owns: processes in start order and a mailbox.
+type session struct {
+	id    string
+	procs []*proc
+	live  int
+	mail  *mailbox
+}
+
+// New returns a Supervisor. With a StateDir it creates the directory and
+// reads the records there: a record whose supervisor is dead (its pid is
+// gone or now belongs to a process started at another time) and whose
+// process had not finished is marked lost, loaded as a finished record of
+// its session, and mailed to that session; the process is never signalled
+// nor restarted. Records of a supervisor that is still alive are left
+// alone. Errors: the state dir cannot be created.
+func New(cfg Config) (*Supervisor, error) {
+	cfg.defaults()
+	s := &Supervisor{
+		cfg:      cfg,
+		lock:     cfg.Lock,
+		lockPath: cfg.LockPath,
+		procs:    map[string]*proc{},
+		sessions: map[string]*session{},
+		shell:    cfg.Shell,
+	}
+	if s.shell == "" {
+		s.shell = "/bin/sh"
+		if p, err := exec.LookPath("bash"); err == nil {
+			s.shell = p
+		}
+	}
+	var inst [8]byte
+	_, _ = rand.Read(inst[:])
+	s.owner = Owner{Instance: hex.EncodeToString(inst[:]), PID: os.Getpid()}
+	if st, _, err := procStartTime(s.owner.PID); err == nil {
+		s.owner.StartTime = st
+	}
+	if cfg.StateDir != "" {
+		for _, d := range []string{cfg.StateDir, filepath.Join(cfg.StateDir, recordsDir), filepath.Join(cfg.StateDir, logsDir)} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return nil, fmt.Errorf("creating state dir: %w", err)
+			}
+		}
+		s.recover()
+	}
+	return s, nil
+}
+
+func (s *Supervisor) logf(format string, args ...any) {
+	if s.cfg.Logf != nil {
+		s.cfg.Logf(format, args...)
+	}
+}
+
+// recover loads the records of dead supervisors, marking unfinished
+// processes lost.
+func (s *Supervisor) recover() {
+	recs, err := ReadRecords(s.cfg.StateDir)
+	if err != nil {
+		s.logf("%v", err)
+	}
+	now := time.Now()
+	for _, r := range recs {
+		if r.Owner.Instance == s.owner.Instance || r.Owner.Alive() {
+			continue
+		}
+		lost := !r.State.Final()
+		if lost {
+			r.State, r.Since, r.Ended = StateLost, now, &now
+			r.Reason = fmt.Sprintf("its supervisor (pid %d) died while it ran; it was neither signalled nor restarted and may still be running (process group %d)", r.Owner.PID, r.PGID)
+			if err := writeRecord(s.cfg.StateDir, r); err != nil {
+				s.logf("%v", err)
+			}
+		}
+		p := loadedProc(s, r)
+		sess := s.session(r.Session)
+		p.mail = sess.mail
+		s.procs[p.id] = p
+		sess.procs = append(sess.procs, p)
+		s.trim(sess)
+		if lost {
+			sess.mail.add(p.exitMail())
+		}
+	}
+}
+
+// SetLock replaces the lock later Starts use; running processes keep
+// theirs.
+func (s *Supervisor) SetLock(lockPath string, l *manifest.Lock) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lock, s.lockPath = l, lockPath
+}
+
+// session returns the session, creating it. s.mu is held (or s is not
+// shared yet).
+func (s *Supervisor) session(id string) *session {
+	sess := s.sessions[id]
+	if sess == nil {
+		sess = &session{id: id, mail: newMailbox(s.cfg.Limits.MailboxMails, s.cfg.Limits.MailboxBytes)}
+		s.sessions[id] = sess
+	}
+	return sess
+}
+
+// checkSession refuses ids that cannot be shown or stored safely.
+func checkSession(id string) error {
+	if id == "" || len(id) > 128 {
+		return fmt.Errorf("session %q: %w (want 1 to 128 bytes)", id, ErrBadSession)
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("session %q: %w (control characters)", id, ErrBadSession)
+		}
+	}
+	return nil
+}
+
+// reservation is a process about to be launched.
+type reservation struct {
+	kind                 Kind
+	tool, capability     string
+	name, label, command string
+	plan                 *launchPlan
+}
+
+// reserve counts a new process against the limits and registers it
+// (state starting, nothing launched yet).
+func (s *Supervisor) reserve(sessionID string, r reservation) (*proc, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	sess := s.session(sessionID)
+	if sess.live >= s.cfg.Limits.LivePerSession {
+		return nil, &LimitError{Limit: "live processes per session", Max: s.cfg.Limits.LivePerSession}
+	}
+	if s.live >= s.cfg.Limits.LivePerHost {
+		return nil, &LimitError{Limit: "live processes per host", Max: s.cfg.Limits.LivePerHost}
+	}
+	if r.name != "" {
+		for _, q := range sess.procs {
+			if q.name == r.name && !q.final() {
+				return nil, fmt.Errorf("name %q: %w by process %s (%s); stop it or wait for it to finish", r.name, ErrNameInUse, q.id, q.currentState())
+			}
+		}
+	}
+	id := s.newID()
+	p := newProc(s, id, sessionID, r)
+	p.mail = sess.mail
+	s.procs[id] = p
+	sess.procs = append(sess.procs, p)
+	sess.live++
+	s.live++
+	return p, nil
+}
+
+// release undoes reserve for a process that never launched.
+func (s *Supervisor) release(p *proc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.procs, p.id)
+	if sess := s.sessions[p.session]; sess != nil {
+		sess.procs = slices.DeleteFunc(sess.procs, func(q *proc) bool { return q == p })
+		sess.live--
+	}
+	s.live--
+	p.drop()
+}
+
+// finished is called once when p reaches its final state.
+func (s *Supervisor) finished(p *proc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live--
+	if sess := s.sessions[p.session]; sess != nil {
+		sess.live--
+		s.trim(sess)
+	}
+}
+
+// trim drops the oldest finished records beyond FinishedPerSession. s.mu
+// is held.
+func (s *Supervisor) trim(sess *session) {
+	n := 0
+	for _, q := range sess.procs {
+		if q.final() {
+			n++
+		}
+	}
+	for i := 0; n > s.cfg.Limits.FinishedPerSession && i < len(sess.procs); {
+		q := sess.procs[i]
+		if !q.final() {
+			i++
+			continue
+		}
+		sess.procs = slices.Delete(sess.procs, i, i+1)
+		delete(s.procs, q.id)
+		q.drop()
+		n--
+	}
+}
+
+// newID returns "p" and six hex digits, unused in memory and on disk.
+// s.mu is held.
+func (s *Supervisor) newID() string {
+	for {
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		id := "p" + hex.EncodeToString(b[:])
+		if _, taken := s.procs[id]; taken {
+			continue
+		}
+		if s.cfg.StateDir != "" && recordExists(s.cfg.StateDir, id) {
+			continue
+		}
+		return id
+	}
+}
+
+// lookup finds a process of the session by id, else by name (the newest
+// process of that name).
+func (s *Supervisor) lookup(sessionID, ref string) (*proc, error) {
+	if err := checkSession(sessionID); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.procs[ref]; p != nil && p.session == sessionID {
+		return p, nil
+	}
+	if sess := s.sessions[sessionID]; sess != nil && ref != "" {
+		for i := len(sess.procs) - 1; i >= 0; i-- {
+			if sess.procs[i].name == ref {
+				return sess.procs[i], nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("process %q in session %q: %w", ref, sessionID, ErrUnknownProcess)
+}
+
+// Status returns the process's status with the tail of its output. With
+// wait > 0 (at most MaxWait) it first waits until the process finishes,
+// wait passes or ctx ends, whichever comes first; the status is returned
+// either way. Errors: ErrBadSession, ErrUnknownProcess.
+func (s *Supervisor) Status(ctx context.Context, sessionID, ref string, wait time.Duration) (Status, error) {
+	p, err := s.lookup(sessionID, ref)
+	if err != nil {
+		return Status{}, err
+	}
+	p.waitDone(ctx, min(wait, MaxWait))
+	return p.status(true), nil
+}
+
+// Wait waits until the process finishes (no cap but ctx) and returns its
+// final status with the tail of its output. When ctx ends first it returns
+// the current status and ctx's error.
+func (s *Supervisor) Wait(ctx context.Context, sessionID, ref string) (Status, error) {
+	p, err := s.lookup(sessionID, ref)
+	if err != nil {
+		return Status{}, err
+	}
+	select {
+	case <-p.done:
+		return p.status(true), nil
+	case <-ctx.Done():
+		return p.status(true), fmt.Errorf("waiting for process %s: %w", p.id, ctx.Err())
+	}
+}
+
+// List returns the session's processes, live and finished, in start
+// order, without output tails. An unknown session has none.
+func (s *Supervisor) List(sessionID string) ([]Status, error) {
+	if err := checkSession(sessionID); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	var ps []*proc
+	if sess := s.sessions[sessionID]; sess != nil {
+		ps = slices.Clone(sess.procs)
+	}
+	s.mu.Unlock()
+	out := make([]Status, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.status(false))
+	}
+	return out, nil
+}
+
+// Output returns a page of the process's output from cursor (Ring.Read:
+// at most max bytes, ≤ MaxPageBytes). A process loaded from a dead
+// supervisor's record has no output in memory: its page is empty and its
+// Note says where the log files are, if any. Errors: ErrBadSession,
+// ErrUnknownProcess, ErrCursorAhead, ErrPageTooSmall.
+func (s *Supervisor) Output(sessionID, ref string, cursor int64, max int) (Page, error) {
+	p, err := s.lookup(sessionID, ref)
+	if err != nil {
+		return Page{}, err
+	}
+	if p.ring == nil {
+		return p.noOutput(), nil
+	}
+	pg, err := p.ring.Read(cursor, max)
+	if err != nil {
+		return Page{}, fmt.Errorf("process %s: %w", p.id, err)
+	}
+	return pg, nil
+}
+
+// Tail returns the last n bytes of the process's output (at most
+// MaxPageBytes; n ≤ 0 means MaxPageBytes), starting on a character
+// boundary.
+func (s *Supervisor) Tail(sessionID, ref string, n int) (Page, error) {
+	p, err := s.lookup(sessionID, ref)
+	if err != nil {
+		return Page{}, err
+	}
+	if p.ring == nil {
+		return p.noOutput(), nil
+	}
+	return p.ring.Tail(n), nil
+}
+
+// Inbox returns the session's mails after cursor (0 for all), at most
+// max (≤ 0 or above MaxInbox means MaxInbox). Reading consumes nothing:
+// the same cursor gives the same mails, unless the bounded mailbox dropped
+// them (Resumed says so). Errors: ErrBadSession, ErrCursorAhead.
+func (s *Supervisor) Inbox(sessionID string, cursor int64, max int) (InboxPage, error) {
+	if err := checkSession(sessionID); err != nil {
+		return InboxPage{}, err
+	}
+	if max <= 0 || max > MaxInbox {
+		max = MaxInbox
+	}
+	s.mu.Lock()
+	sess := s.sessions[sessionID]
+	s.mu.Unlock()
+	if sess == nil {
+		if cursor != 0 {
+			return InboxPage{}, fmt.Errorf("reading the inbox at cursor %d: %w (the session has no mail)", cursor, ErrCursorAhead)
+		}
+		return InboxPage{Mails: []Mail{}}, nil
+	}
+	return sess.mail.read(cursor, max)
+}
+
+// Subscribe returns a channel that receives each new mail of the session
+// as it is appended (for push notifications), and a function that ends
+// the subscription. The channel is a nudge, not the record: when its
+// buffer (64 mails) is full, mails are not sent on it, so a subscriber
+// reads the Inbox from its last cursor when woken. CloseSession closes
+// the channel.
+func (s *Supervisor) Subscribe(sessionID string) (<-chan Mail, func(), error) {
+	if err := checkSession(sessionID); err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	sess := s.session(sessionID)
+	s.mu.Unlock()
+	ch, cancel := sess.mail.subscribe()
+	return ch, cancel, nil
+}
+
+// CloseSession stops every live process of the session with its declared
+// cancel (then SIGKILL after its stop grace), waits for them, and forgets
+// the session: its records (in memory and on disk), logs and mailbox; its
+// subscriptions' channels are closed. When ctx ends first it returns ctx's
+// error and keeps the session (the processes are still being stopped).
+func (s *Supervisor) CloseSession(ctx context.Context, sessionID string) error {
+	if err := checkSession(sessionID); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	sess := s.sessions[sessionID]
+	var ps []*proc
+	if sess != nil {
+		ps = slices.Clone(sess.procs)
+	}
+	s.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	if err := stopAll(ctx, ps); err != nil {
+		return fmt.Errorf("closing session %q: %w", sessionID, err)
+	}
+	s.mu.Lock()
+	if s.sessions[sessionID] == sess {
+		delete(s.sessions, sessionID)
+	}
+	for _, p := range sess.procs {
+		delete(s.procs, p.id)
+	}
+	s.mu.Unlock()
+	for _, p := range sess.procs {
+		p.drop()
+	}
+	sess.mail.closeSubscribers()
+	return nil
+}
+
+// Close refuses new starts (ErrClosed) and stops every live process of
+// every session with its declared cancel, waiting for them until ctx ends.
+// Records stay on disk in their final states.
+func (s *Supervisor) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	ps := make([]*proc, 0, len(s.procs))
+	for _, p := range s.procs {
+		ps = append(ps, p)
+	}
+	s.mu.Unlock()
+	if err := stopAll(ctx, ps); err != nil {
+		return fmt.Errorf("closing the supervisor: %w", err)
+	}
+	return nil
+}
+
+// stopAll asks every process to stop, then waits for all of them.
+func stopAll(ctx context.Context, ps []*proc) error {
+	for _, p := range ps {
+		p.requestStop(false)
+	}
+	for _, p := range ps {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// commandsEnabled says the lock declares builtin "process".
+func (s *Supervisor) commandsEnabled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lock != nil && slices.Contains(s.lock.Builtins, CommandTool)
+}
+
+func (s *Supervisor) lockSnapshot() (*manifest.Lock, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lock, s.lockPath
+}
