@@ -328,15 +328,12 @@ func (l *loader) capability(b *hcl.Block, block string) {
 		return
 	}
 	cp.Backends = list
+	// Bad optional attributes are reported, and the backends still checked.
 	if a := c.Attributes["required"]; a != nil {
-		if cp.Required, ok = l.boolean(a, block); !ok {
-			return
-		}
+		cp.Required, _ = l.boolean(a, block)
 	}
 	if a := c.Attributes["description"]; a != nil {
-		if cp.Description, ok = l.str(a, block); !ok {
-			return
-		}
+		cp.Description, _ = l.str(a, block)
 	}
 	l.cfg.Capabilities = append(l.cfg.Capabilities, cp)
 }

@@ -26,8 +26,8 @@
 // runspec package turns a locked tool into a Spec and a Command), build the
 // tool's environment (the Command's Env is used as it is, and nothing of
 // the caller's is added), limit resources (CPU, memory, process counts),
-// filter system calls, or hide the host's process list from a landlock tool
-// (Landlock has no pid namespace; it does stop the tool from reading other
-// processes' environment, descriptors and memory, and from signalling them).
-// It runs on Linux only.
+// or filter system calls. A landlock tool gets no /proc at all: Landlock has
+// no pid namespace and cannot tell the tool's own /proc entries from
+// toolbox's, whose environ a landlocked root process could still read
+// (tools that need /proc use bwrap). It runs on Linux only.
 package sandbox

@@ -9,18 +9,33 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
 
 // testToolArg makes the test binary a small network client, for the net
-// tests (a shell cannot open sockets): argv = [exe, testToolArg, kind, addr].
+// tests (a shell cannot open sockets): argv = [exe, testToolArg, kind,
+// addr]; or, with kind "spawn", a fake toolbox (see spawnAndExit).
 const testToolArg = "__sandbox-test-tool"
+
+// canaryVar is in this test process's initial environment (what
+// /proc/PID/environ shows): TestMain re-executes the binary to put it there.
+const canaryVar, canaryValue = "TOOLBOX_TEST_CANARY", "canary-c4n4ry"
 
 func TestMain(m *testing.M) {
 	Init() // the landlock helper re-executes this binary
 	if len(os.Args) > 3 && os.Args[1] == testToolArg {
+		if os.Args[2] == "spawn" {
+			os.Exit(spawnAndExit(os.Args[3]))
+		}
 		os.Exit(testTool(os.Args[2], os.Args[3]))
+	}
+	if os.Getenv(canaryVar) == "" {
+		env := append(os.Environ(), canaryVar+"="+canaryValue)
+		err := syscall.Exec("/proc/self/exe", os.Args, env)
+		fmt.Fprintf(os.Stderr, "re-executing with a canary variable: %v\n", err)
+		os.Exit(2)
 	}
 	os.Exit(m.Run())
 }

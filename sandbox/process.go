@@ -19,9 +19,11 @@ import (
 // of the caller's is added), Dir the working directory ("" = the caller's
 // under None; the tool's directory, or /, under a sandbox, where Dir must
 // lie inside a granted path). Stdin, when nil, is an empty pipe that is
-// closed at once. A terminal given as Stdin, Stdout or Stderr is never
-// handed to the child: it gets a pipe that toolbox copies through, so it
-// cannot type into the operator's terminal (TIOCSTI).
+// closed at once. A terminal is never handed to the child, so it cannot
+// type into the operator's terminal (TIOCSTI): as Stdout or Stderr it is
+// reached through a pipe that toolbox copies; as Stdin it is not read at
+// all (the child gets the empty pipe: tools take their input as
+// arguments, and a copy from a terminal could never be interrupted).
 type Command struct {
 	Path   string
 	Args   []string
@@ -150,10 +152,14 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 	return p, nil
 }
 
-// stdio gives the child an empty pipe for a nil Stdin and never a
-// terminal.
+// stdio gives the child an empty pipe for a nil (or terminal) Stdin and
+// never a terminal.
 func (p *prepared) stdio(c Command) error {
-	switch in := c.Stdin.(type) {
+	in := c.Stdin
+	if f, ok := in.(*os.File); ok && isTerminal(f) {
+		in = nil
+	}
+	switch in := in.(type) {
 	case nil:
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -162,11 +168,6 @@ func (p *prepared) stdio(c Command) error {
 		w.Close()
 		p.closers = append(p.closers, r)
 		p.cmd.Stdin = r
-	case *os.File:
-		p.cmd.Stdin = in
-		if isTerminal(in) {
-			p.cmd.Stdin = struct{ io.Reader }{in}
-		}
 	default:
 		p.cmd.Stdin = in
 	}

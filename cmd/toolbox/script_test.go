@@ -27,12 +27,23 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs testdata/script/*.txtar. Each script gets $REPO (the
-// repository root) and a copy of toolboxes/default under
-// $WORK/toolboxes/default, whose tools read $WORK as their repository.
+// repository root) and a copy of toolboxes/default, its plugins built,
+// under $WORK/toolboxes/default, whose tools read $WORK as their repository.
 func TestScripts(t *testing.T) {
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The default toolbox's plugins are built, not committed: build them
+	// once into a copy of toolboxes/default that every script copies.
+	defaultTB := filepath.Join(t.TempDir(), "default")
+	if out, err := exec.Command("cp", "-a", filepath.Join(repo, "toolboxes", "default"), defaultTB).CombinedOutput(); err != nil {
+		t.Fatalf("copying the default toolbox: %v\n%s", err, out)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(defaultTB, "plugins")+"/", "./plugins/examples/...")
+	build.Dir = repo
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the example plugins: %v\n%s", err, out)
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join(repo, "testdata", "script"),
@@ -43,7 +54,7 @@ func TestScripts(t *testing.T) {
 			if err := os.MkdirAll(dst, 0o755); err != nil {
 				return err
 			}
-			return exec.Command("cp", "-a", filepath.Join(repo, "toolboxes", "default"), dst).Run()
+			return exec.Command("cp", "-a", defaultTB, dst).Run()
 		},
 		Condition: scriptCondition,
 	})

@@ -75,7 +75,14 @@ func (p Page) Text() string {
 // segment's start (or the head).
 type segment struct {
 	start  int64
-	stream Stream
+	stderr bool
+}
+
+func (s segment) stream() Stream {
+	if s.stderr {
+		return Stderr
+	}
+	return Stdout
 }
 
 // Ring keeps the last bytes a process wrote to stdout and stderr, labelled
@@ -96,8 +103,9 @@ type Ring struct {
 	buf      []byte // grows up to capacity; byte c lives at buf[c%capacity]
 	tail     int64  // earliest retained cursor
 	head     int64  // cursor of the next byte
-	segs     []segment
-	s0       int // segs[s0:] are live
+	segs     []segment // a circular queue: nsegs labels from segs[s0]
+	s0       int
+	nsegs    int
 	maxSegs  int
 	pending  map[Stream]*heldRune
 }
@@ -179,13 +187,13 @@ func (r *Ring) append(stream Stream, data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	if len(r.segs) == r.s0 || r.segs[len(r.segs)-1].stream != stream {
-		if len(r.segs)-r.s0 >= r.maxSegs {
+	if r.nsegs == 0 || r.seg(r.nsegs-1).stream() != stream {
+		if r.nsegs >= r.maxSegs {
 			// Too many stream switches: drop the oldest run early.
-			r.tail = max(r.tail, r.segs[r.s0+1].start)
-			r.s0++
+			r.tail = max(r.tail, r.seg(1).start)
+			r.popSeg()
 		}
-		r.pushSeg(segment{start: r.head, stream: stream})
+		r.pushSeg(segment{start: r.head, stderr: stream == Stderr})
 	}
 	if len(data) > r.capacity {
 		r.head += int64(len(data) - r.capacity)
@@ -197,8 +205,8 @@ func (r *Ring) append(stream Stream, data []byte) {
 	copy(r.buf, data[k:])
 	r.head += int64(len(data))
 	r.tail = max(r.tail, r.head-int64(r.capacity))
-	for len(r.segs)-r.s0 > 1 && r.segs[r.s0+1].start <= r.tail {
-		r.s0++
+	for r.nsegs > 1 && r.seg(1).start <= r.tail {
+		r.popSeg()
 	}
 }
 
@@ -215,13 +223,25 @@ func (r *Ring) grow(n int) {
 	r.buf = nb
 }
 
+// seg returns the i-th live label (0 = the oldest).
+func (r *Ring) seg(i int) segment { return r.segs[(r.s0+i)%len(r.segs)] }
+
+func (r *Ring) popSeg() {
+	r.s0 = (r.s0 + 1) % len(r.segs)
+	r.nsegs--
+}
+
+// pushSeg appends a label, growing the queue (up to maxSegs) when full.
 func (r *Ring) pushSeg(s segment) {
-	if r.s0 > 0 && r.s0 >= len(r.segs)/2 {
-		n := copy(r.segs, r.segs[r.s0:])
-		r.segs = r.segs[:n]
-		r.s0 = 0
+	if r.nsegs == len(r.segs) {
+		grown := make([]segment, min(max(2*len(r.segs), 8), r.maxSegs))
+		for i := range r.nsegs {
+			grown[i] = r.seg(i)
+		}
+		r.segs, r.s0 = grown, 0
 	}
-	r.segs = append(r.segs, s)
+	r.segs[(r.s0+r.nsegs)%len(r.segs)] = s
+	r.nsegs++
 }
 
 func (r *Ring) at(c int64) byte { return r.buf[c%int64(r.capacity)] }
@@ -283,10 +303,10 @@ func (r *Ring) page(pg Page, cursor int64, limit int) (Page, error) {
 	i := r.segAt(cursor)
 	for c := cursor; c < end; i++ {
 		segEnd := end
-		if i+1 < len(r.segs) {
-			segEnd = min(end, r.segs[i+1].start)
+		if i+1 < r.nsegs {
+			segEnd = min(end, r.seg(i+1).start)
 		}
-		pg.Chunks = append(pg.Chunks, Chunk{Stream: r.segs[i].stream, Cursor: c, Text: r.text(c, segEnd)})
+		pg.Chunks = append(pg.Chunks, Chunk{Stream: r.seg(i).stream(), Cursor: c, Text: r.text(c, segEnd)})
 		c = segEnd
 	}
 	return pg, nil
@@ -341,12 +361,12 @@ func (r *Ring) contRun(from, to int64) bool {
 	return true
 }
 
-// segAt returns the index in r.segs of the run holding cursor c.
+// segAt returns the index (for seg) of the run holding cursor c.
 func (r *Ring) segAt(c int64) int {
-	lo, hi := r.s0, len(r.segs)-1
+	lo, hi := 0, r.nsegs-1
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if r.segs[mid].start <= c {
+		if r.seg(mid).start <= c {
 			lo = mid
 		} else {
 			hi = mid - 1

@@ -11,9 +11,18 @@
 # nothing runs with less isolation than it asked for.
 sandbox = "auto" # bwrap | landlock | auto | none
 
-# Read a file, whole or a line range. Sandboxed: reads the repository only,
-# no network.
-tool "read_file" { path = "tools/read_file" }
+# Read a file, whole or a line range, two ways with identical args: a bash
+# tool and a Go plugin (hashicorp/go-plugin over gRPC, built from
+# plugins/examples/read_file with
+#   go build -o toolboxes/default/plugins/ ./plugins/examples/...).
+# The "read_file" capability below serves the model from the first one whose
+# check passes. Both sandboxed: they read the repository only, no network.
+tool "read_file_sh" { path = "tools/read_file" }
+plugin "read_file_go" { path = "plugins/read_file" }
+
+# Walk a directory and stream one event per file (path, size, lines): a Go
+# plugin of mode "stream" whose jsonl events are validated against its schema.
+plugin "walk" { path = "plugins/walk" }
 
 # List a directory, optionally several levels deep. Sandboxed like read_file.
 tool "list_dir" { path = "tools/list_dir" }
@@ -36,6 +45,15 @@ tool "git_diff" { path = "tools/git_diff" }
 tool "fetch_url" {
   path    = "tools/fetch_url"
   timeout = "30s"
+}
+
+# What the model sees as "read_file": the bash tool when its check passes,
+# else the plugin. `toolbox run read_file --backend read_file=read_file_go`
+# runs the plugin for one call.
+capability "read_file" {
+  description = "Read a file of the repository, whole or a range of lines"
+  backends    = ["read_file_sh", "read_file_go"]
+  required    = true
 }
 
 # What the model sees as "search": the first backend whose check passes at

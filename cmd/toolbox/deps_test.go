@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// goList returns the packages `go list -deps` names for pkgs.
+func goList(t *testing.T, pkgs ...string) []string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestFastBinaryDeps keeps the toolbox binary fast to start: it must not
+// link the packages whose init is costly (the JSON Schema library compiles
+// its meta-schemas at init) or that only lock time and plugins need.
+func TestFastBinaryDeps(t *testing.T) {
+	banned := []string{"github.com/santhosh-tekuri/jsonschema", "github.com/hashicorp/hcl", "google.golang.org/grpc", "github.com/hashicorp/go-plugin", "github.com/modelcontextprotocol", "toolbox/compiler", "toolbox/protocol/validate"}
+	for _, p := range goList(t, "toolbox/cmd/toolbox") {
+		for _, b := range banned {
+			if strings.HasPrefix(p, b) {
+				t.Errorf("cmd/toolbox links %s", p)
+			}
+		}
+	}
+}
+
+// TestFlowOfDependencies: data flows one way (DESIGN.md §1): the compiler
+// and the launcher never import each other, and no library imports cobra.
+func TestFlowOfDependencies(t *testing.T) {
+	rules := map[string][]string{
+		"toolbox/compiler": {"toolbox/launcher"},
+		"toolbox/launcher": {"toolbox/compiler"},
+		"toolbox/manifest": {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
+		"toolbox/protocol": {"toolbox/compiler", "toolbox/launcher", "toolbox/manifest", "github.com/spf13/cobra"},
+		"toolbox/sandbox":  {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
+		"toolbox/plugins":  {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
+		"toolbox/runspec":  {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
+	}
+	for pkg, never := range rules {
+		for _, dep := range goList(t, pkg) {
+			for _, n := range never {
+				if dep == n || strings.HasPrefix(dep, n+"/") {
+					t.Errorf("%s imports %s", pkg, dep)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,3 @@
+tool "x" {
+  path = = "x" # want: syntax.hcl:2:10: Invalid expression
+}

@@ -1,0 +1,223 @@
+package supervisor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"toolbox/manifest"
+	"toolbox/protocol"
+	"toolbox/protocol/validate"
+	"toolbox/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.Init() // the landlock helper re-executes this binary
+	if len(os.Args) > 1 && os.Args[1] == childSupervisorArg {
+		os.Exit(childSupervisor(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// fixture is a directory with a toolbox file, /bin/sh tools under tools/
+// and a hand-built lock (builtin "process" declared) whose paths are
+// relative to the directory.
+type fixture struct {
+	dir      string
+	lockPath string
+	lock     *manifest.Lock
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	hcl := filepath.Join(dir, "toolbox.hcl")
+	writeFile(t, hcl, "sandbox = \"none\"\nbuiltin \"process\" {}\n", 0o644)
+	return &fixture{
+		dir:      dir,
+		lockPath: filepath.Join(dir, "toolbox.lock.json"),
+		lock: &manifest.Lock{
+			Version:      manifest.FormatVersion,
+			File:         manifest.FileRef{Path: "toolbox.hcl", SHA256: sha256File(t, hcl)},
+			Sandbox:      "none",
+			Builtins:     []string{"process"},
+			Tools:        map[string]*manifest.Tool{},
+			Capabilities: map[string]*manifest.Capability{},
+		},
+	}
+}
+
+// addTool writes script as tools/NAME and locks it with describe d,
+// probe ok, mechanism none.
+func (f *fixture) addTool(t testing.TB, name, script string, d *protocol.Describe) *manifest.Tool {
+	t.Helper()
+	dir := filepath.Join(f.dir, "tools")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	writeFile(t, path, "#!/bin/sh\n"+script+"\n", 0o755)
+	tool := &manifest.Tool{
+		Kind:     "exec",
+		Path:     "tools/" + name,
+		SHA256:   sha256File(t, path),
+		Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		Protocol: 2,
+		Describe: d,
+		Runtime:  manifest.Runtime{Mechanism: "none"},
+		Probe:    manifest.Probe{Status: manifest.StatusOK},
+	}
+	f.lock.Tools[name] = tool
+	return tool
+}
+
+// describe is a v2 describe document of the given mode.
+func describe(name, mode string, p *protocol.Process, rt *protocol.Runtime) *protocol.Describe {
+	if p == nil {
+		p = &protocol.Process{}
+	}
+	p.Mode = mode
+	return &protocol.Describe{Protocol: 2, Slug: name, Description: "test tool", Args: []protocol.Arg{}, Process: p, Runtime: rt}
+}
+
+func readyLineAt(re string) *protocol.Ready { return &protocol.Ready{Kind: "line", Match: re} }
+
+func secs(s float64) *float64 { return &s }
+
+// fastConfig is a Config with short timings, so tests do not sleep long.
+func (f *fixture) config() Config {
+	return Config{
+		Lock:          f.lock,
+		LockPath:      f.lockPath,
+		CallerEnv:     os.Environ(),
+		CompileSchema: compileSchema,
+		Timing: Timing{
+			StartTimeout:   5 * time.Second,
+			StopGrace:      2 * time.Second,
+			SendQuiet:      150 * time.Millisecond,
+			SendMax:        2 * time.Second,
+			RoundGap:       150 * time.Millisecond,
+			RestartBackoff: 50 * time.Millisecond,
+		},
+	}
+}
+
+// supervisor returns a Supervisor closed at the end of the test.
+func (f *fixture) supervisor(t testing.TB, mods ...func(*Config)) *Supervisor {
+	t.Helper()
+	cfg := f.config()
+	for _, m := range mods {
+		m(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("closing the supervisor: %v", err)
+		}
+	})
+	return s
+}
+
+// compileSchema is the daemon's wiring of the real schema compiler.
+func compileSchema(raw json.RawMessage) (EventValidator, error) {
+	return validate.CompileEventSchema(raw)
+}
+
+func writeFile(t testing.TB, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sha256File(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+func ctxT(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	_, state, err := procStartTime(pid)
+	return err == nil && state != 'Z' && state != 'X'
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// readPidFile waits for a file holding a pid and returns it.
+func readPidFile(t testing.TB, path string) int {
+	t.Helper()
+	var pid int
+	eventually(t, 5*time.Second, "pid file "+path, func() bool {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		var n int
+		for _, c := range data {
+			if c >= '0' && c <= '9' {
+				n = n*10 + int(c-'0')
+			} else if n > 0 {
+				break
+			}
+		}
+		pid = n
+		return n > 0
+	})
+	return pid
+}
+
+// killGroup cleans up a process group a test left behind on purpose.
+func killGroup(pgid int) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+func mustStatus(t testing.TB, s *Supervisor, session, id string) Status {
+	t.Helper()
+	st, err := s.Status(context.Background(), session, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func isErr(err, target error) bool { return errors.Is(err, target) }

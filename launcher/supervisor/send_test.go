@@ -1,0 +1,210 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"toolbox/protocol"
+)
+
+// echoScript answers each input line with {"echo": LINE} and records it in
+// the output; "quit" ends it; "mute" is read but not answered.
+const echoScript = `echo ready
+while IFS= read -r line; do
+  case "$line" in
+    *quit*) echo '{"echo":"bye"}'; exit 0;;
+    *mute*) ;;
+    *) printf '{"echo":%s}\n' "$line";;
+  esac
+done`
+
+var opSchema = json.RawMessage(`{"type":"object","properties":{"op":{"enum":["pattern","mute","quit"]},"value":{"type":"string"}},"required":["op"],"additionalProperties":false}`)
+
+func echoService(cancel *protocol.Cancel) *protocol.Describe {
+	return describe("echo", protocol.ProcessService, &protocol.Process{
+		Ready:  readyLineAt(`^ready$`),
+		Input:  &protocol.Input{Framing: "jsonl", Event: opSchema},
+		Output: &protocol.Output{Framing: "jsonl", Event: json.RawMessage(`{"type":"object","required":["echo"]}`)},
+	}, &protocol.Runtime{Cancel: cancel})
+}
+
+func TestSendAnswersWithTheEventsEmitted(t *testing.T) {
+	f := newFixture(t)
+	f.addTool(t, "echo", echoScript, echoService(nil))
+	s := f.supervisor(t)
+	h, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(`{ "op": "pattern", "value": "ERR" }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != SendAnswered || len(res.Events) != 1 || string(res.Events[0].Event) != `{"echo":{"op":"pattern","value":"ERR"}}` {
+		t.Errorf("answer = %+v", res)
+	}
+	begin := time.Now()
+	res, err = s.Send(ctxT(t), "sess", h.Process, json.RawMessage(`{"op":"mute"}`))
+	if err != nil || res.Status != SendAccepted || len(res.Events) != 0 {
+		t.Errorf("unanswered send = %+v, %v", res, err)
+	}
+	if d := time.Since(begin); d < 150*time.Millisecond || d > 2*time.Second {
+		t.Errorf("accepted after %s, want about the quiet window", d)
+	}
+}
+
+func TestSendRefusesAnEventThatBreaksTheSchema(t *testing.T) {
+	f := newFixture(t)
+	f.addTool(t, "echo", echoScript, echoService(nil))
+	s := f.supervisor(t)
+	h, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := mustStatus(t, s, "sess", h.Process).Output.Head
+	for _, ev := range []string{`{"op":"explode"}`, `{"value":"x"}`, `{"op":"pattern",`, ``, `"pattern"`} {
+		if _, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(ev)); !errors.Is(err, ErrInvalidEvent) {
+			t.Errorf("Send(%s) error = %v, want ErrInvalidEvent", ev, err)
+		}
+	}
+	// Nothing was written: the service echoes every line it reads.
+	if _, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(`{"op":"pattern"}`)); err != nil {
+		t.Fatal(err)
+	}
+	pg, _ := s.Output("sess", h.Process, before, 0)
+	if got := pg.Text(); got != `{"echo":{"op":"pattern"}}`+"\n" {
+		t.Errorf("output after the refused sends = %q, want only the valid event's echo", got)
+	}
+}
+
+func TestSendRefusals(t *testing.T) {
+	f := newFixture(t)
+	f.addTool(t, "echo", echoScript, echoService(nil))
+	f.addTool(t, "deaf", `exec sleep 30`, describe("deaf", protocol.ProcessService, nil, nil))
+	s := f.supervisor(t)
+	deaf, err := s.Start(ctxT(t), "sess", "deaf", nil, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Send(ctxT(t), "sess", deaf.Process, json.RawMessage(`{}`)); !errors.Is(err, ErrNoInput) {
+		t.Errorf("send to a tool without input: %v", err)
+	}
+	h, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stop(ctxT(t), "sess", h.Process, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(`{"op":"pattern"}`)); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("send to a stopped process: %v", err)
+	}
+	if _, err := s.Send(ctxT(t), "sess", "p000000", json.RawMessage(`{"op":"pattern"}`)); !errors.Is(err, ErrUnknownProcess) {
+		t.Errorf("send to an unknown process: %v", err)
+	}
+}
+
+func TestSendLinesFraming(t *testing.T) {
+	f := newFixture(t)
+	f.addTool(t, "lines", `echo ready; while IFS= read -r l; do echo "got $l"; done`,
+		describe("lines", protocol.ProcessService, &protocol.Process{
+			Ready:  readyLineAt(`^ready$`),
+			Input:  &protocol.Input{Framing: "lines"},
+			Output: &protocol.Output{Framing: "lines"},
+		}, nil))
+	s := f.supervisor(t)
+	h, err := s.Start(ctxT(t), "sess", "lines", nil, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(`"hello world"`))
+	if err != nil || len(res.Events) != 1 || string(res.Events[0].Event) != `"got hello world"` {
+		t.Errorf("lines send = %+v, %v", res, err)
+	}
+	for _, bad := range []string{`{"a":1}`, `"two\nlines"`} {
+		if _, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(bad)); !errors.Is(err, ErrInvalidEvent) {
+			t.Errorf("Send(%s) = %v, want ErrInvalidEvent", bad, err)
+		}
+	}
+}
+
+func TestCancelBySendingAnEvent(t *testing.T) {
+	f := newFixture(t)
+	f.addTool(t, "echo", echoScript, echoService(&protocol.Cancel{Send: json.RawMessage(`{"op": "quit"}`)}))
+	s := f.supervisor(t)
+	h, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stop(ctxT(t), "sess", h.Process, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != StateStopped || st.ExitCode == nil || *st.ExitCode != 0 || !strings.Contains(st.Tail.Text(), "bye") {
+		t.Errorf("after a send cancel: %+v exit %v tail %q", st.Handle, st.ExitCode, st.Tail.Text())
+	}
+}
+
+// Two clients race Stop, Send, Output and Status on one handle; the race
+// detector watches, and the process ends stopped exactly once.
+func TestRacingClientsOnOneHandle(t *testing.T) {
+	f := newFixture(t)
+	f.addTool(t, "echo", echoScript, echoService(nil))
+	s := f.supervisor(t)
+	h, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stops := make(chan Status, 4)
+	for i := range 4 {
+		wg.Go(func() {
+			for range 20 {
+				_, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(`{"op":"pattern","value":"x"}`))
+				if err != nil && !errors.Is(err, ErrNotRunning) {
+					t.Errorf("send: %v", err)
+				}
+				if _, err := s.Output("sess", h.Process, 0, 100); err != nil {
+					t.Errorf("output: %v", err)
+				}
+				s.Tail("sess", h.Process, 10)
+				s.List("sess")
+			}
+		})
+		wg.Go(func() {
+			time.Sleep(time.Duration(i*30) * time.Millisecond)
+			st, err := s.Stop(ctxT(t), "sess", h.Process, i%2 == 1)
+			if err != nil {
+				t.Errorf("stop: %v", err)
+			}
+			stops <- st
+		})
+	}
+	wg.Wait()
+	close(stops)
+	var first *Status
+	for st := range stops {
+		if st.Status != StateStopped {
+			t.Errorf("a stop returned %s", st.Status)
+		}
+		if first == nil {
+			first = &st
+		} else if !st.Since.Equal(first.Since) {
+			t.Errorf("stops saw different final states: %v and %v", st.Since, first.Since)
+		}
+	}
+	inbox, _ := s.Inbox("sess", 0, 0)
+	exits := 0
+	for _, m := range inbox.Mails {
+		if m.Kind == MailExit {
+			exits++
+		}
+	}
+	if exits != 1 {
+		t.Errorf("%d completion mails, want 1", exits)
+	}
+}

@@ -1,0 +1,240 @@
+package supervisor
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"toolbox/manifest"
+)
+
+// childSupervisorArg makes the test binary a supervisor that starts one
+// background command, prints its id and pid, and waits to be killed:
+// argv = [exe, childSupervisorArg, stateDir, lockJSON, lockPath].
+const childSupervisorArg = "__supervisor-test-child"
+
+func childSupervisor(args []string) int {
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "want stateDir lockJSON lockPath")
+		return 2
+	}
+	data, err := os.ReadFile(args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var lock manifest.Lock
+	if err := json.Unmarshal(data, &lock); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	s, err := New(Config{StateDir: args[0], Lock: &lock, LockPath: args[2], CallerEnv: os.Environ()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	st, err := s.RunCommand(context.Background(), "crashy", Command{Cmd: "sleep 60", Name: "survivor", Wait: -1})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(st.Process, st.PID)
+	select {} // until SIGKILL
+}
+
+func TestRecordsFollowEveryStateChange(t *testing.T) {
+	f := newFixture(t)
+	state := t.TempDir()
+	s := f.supervisor(t, func(c *Config) { c.StateDir = state })
+	st, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "sleep 30", Name: "nap", Wait: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := readRecord(t, state, st.Process)
+	if rec.State != StateRunning || rec.PID != st.PID || rec.PGID != st.PID || rec.Name != "nap" || rec.Session != "sess" || rec.Command != "sleep 30" {
+		t.Errorf("record while running = %+v", rec)
+	}
+	if rec.Owner.PID != os.Getpid() || rec.Owner.Instance == "" || rec.Owner.StartTime == 0 {
+		t.Errorf("owner = %+v", rec.Owner)
+	}
+	if _, err := s.Stop(ctxT(t), "sess", "nap", false); err != nil {
+		t.Fatal(err)
+	}
+	rec = readRecord(t, state, st.Process)
+	if rec.State != StateStopped || rec.Ended == nil || rec.ExitCode == nil {
+		t.Errorf("record after stop = %+v", rec)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(state, recordsDir)); len(ents) != 1 {
+		t.Errorf("%d files in the records dir, want 1 (no temp files left)", len(ents))
+	}
+}
+
+func readRecord(t testing.TB, state, id string) Record {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(state, recordsDir, id+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A record whose supervisor is dead is marked lost, its process is not
+// signalled, and its session is told.
+func TestDeadSupervisorsRecordsAreMarkedLost(t *testing.T) {
+	state := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(state, recordsDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A real process the dead supervisor "ran": it must survive untouched.
+	orphan := exec.Command("sleep", "30")
+	orphan.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGroup(orphan.Process.Pid); _ = orphan.Wait() })
+	self, _, err := procStartTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().Add(-time.Minute)
+	dead := Owner{Instance: "deadbeef", PID: os.Getpid(), StartTime: self + 1} // our pid, another start time: reused
+	code := 0
+	recs := []Record{
+		{ID: "p000001", Session: "s1", Kind: KindCommand, Tool: CommandTool, Command: "sleep 30", PID: orphan.Process.Pid, PGID: orphan.Process.Pid, State: StateRunning, Since: started, Started: started, Owner: dead},
+		{ID: "p000002", Session: "s1", Kind: KindCommand, Tool: CommandTool, Command: "true", State: StateExited, ExitCode: &code, Since: started, Started: started, Owner: dead},
+		{ID: "p000003", Session: "s2", Kind: KindService, Tool: "svc", State: StateRestarting, Since: started, Started: started, Owner: Owner{Instance: "gone", PID: 1 << 22, StartTime: 1}},
+	}
+	for _, r := range recs {
+		if err := writeRecord(state, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(Config{StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := s.List("s1")
+	if len(list) != 2 || list[0].Status != StateLost || list[1].Status != StateExited {
+		t.Fatalf("session s1 = %+v, want the running process lost and the exited one kept", list)
+	}
+	if !strings.Contains(list[0].Reason, "supervisor") || !list[0].Done {
+		t.Errorf("lost reason = %q", list[0].Reason)
+	}
+	if r := readRecord(t, state, "p000001"); r.State != StateLost || r.Ended == nil {
+		t.Errorf("record on disk = %+v", r)
+	}
+	if r := readRecord(t, state, "p000003"); r.State != StateLost {
+		t.Errorf("restarting record on disk = %s, want lost", r.State)
+	}
+	if !alive(orphan.Process.Pid) {
+		t.Error("the lost process was signalled; it must be left alone")
+	}
+	inbox, _ := s.Inbox("s1", 0, 0)
+	if len(inbox.Mails) != 1 || inbox.Mails[0].Kind != MailExit || inbox.Mails[0].State != StateLost || inbox.Mails[0].Process != "p000001" {
+		t.Errorf("s1 inbox = %+v, want one lost mail", inbox.Mails)
+	}
+	pg, err := s.Output("s1", "p000001", 0, 0)
+	if err != nil || !strings.Contains(pg.Note, "not kept") {
+		t.Errorf("output of a lost process = %+v, %v", pg, err)
+	}
+	if st, err := s.Stop(ctxT(t), "s1", "p000001", true); err != nil || st.Status != StateLost {
+		t.Errorf("stop of a lost process = %s, %v; want lost, untouched", st.Status, err)
+	}
+	if !alive(orphan.Process.Pid) {
+		t.Error("Stop of a lost record signalled its process")
+	}
+}
+
+// A supervisor that is alive keeps its records: another one on the same
+// state dir neither loads nor marks them.
+func TestLiveSupervisorsRecordsAreLeftAlone(t *testing.T) {
+	f := newFixture(t)
+	state := t.TempDir()
+	a := f.supervisor(t, func(c *Config) { c.StateDir = state })
+	st, err := a.RunCommand(ctxT(t), "sess", Command{Cmd: "sleep 30", Wait: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.supervisor(t, func(c *Config) { c.StateDir = state })
+	if list, _ := b.List("sess"); len(list) != 0 {
+		t.Errorf("second supervisor loaded %+v", list)
+	}
+	if r := readRecord(t, state, st.Process); r.State != StateRunning {
+		t.Errorf("record = %s, want running", r.State)
+	}
+}
+
+// kill -9 of a real supervisor process with a command running: a new
+// supervisor marks it lost and leaves it running.
+func TestKilledSupervisorsProcessesAreLost(t *testing.T) {
+	f := newFixture(t)
+	state := t.TempDir()
+	lockJSON := filepath.Join(t.TempDir(), "lock.json")
+	data, err := json.Marshal(f.lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, lockJSON, string(data), 0o600)
+	child := exec.Command(os.Args[0], childSupervisorArg, state, lockJSON, f.lockPath)
+	child.Stderr = os.Stderr
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	var pid int
+	if _, err := fmt.Fscan(bufio.NewReader(out), &id, &pid); err != nil {
+		_ = child.Process.Kill()
+		t.Fatalf("reading the child's answer: %v", err)
+	}
+	t.Cleanup(func() { killGroup(pid) })
+	_ = child.Process.Signal(syscall.SIGKILL)
+	_ = child.Wait()
+
+	s := f.supervisor(t, func(c *Config) { c.StateDir = state })
+	st, err := s.Status(ctxT(t), "crashy", "survivor", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Process != id || st.Status != StateLost || st.PID != pid {
+		t.Errorf("status after the crash = %+v, want %s lost with pid %d", st.Handle, id, pid)
+	}
+	if !alive(pid) {
+		t.Error("the command died with its supervisor or was signalled; lost processes are left alone")
+	}
+	// The name is free again: its process is finished as far as we know.
+	if _, err := s.RunCommand(ctxT(t), "crashy", Command{Cmd: "true", Name: "survivor"}); err != nil {
+		t.Errorf("reusing the lost process's name: %v", err)
+	}
+}
+
+func TestProcStartTimeTellsReusedPidsApart(t *testing.T) {
+	st, state, err := procStartTime(os.Getpid())
+	if err != nil || st == 0 || state == 'Z' {
+		t.Fatalf("procStartTime(self) = %d %c %v", st, state, err)
+	}
+	if !(Owner{PID: os.Getpid(), StartTime: st}).Alive() {
+		t.Error("self not alive")
+	}
+	if (Owner{PID: os.Getpid(), StartTime: st + 1}).Alive() {
+		t.Error("another start time is the same process")
+	}
+	if (Owner{PID: 1 << 22, StartTime: st}).Alive() {
+		t.Error("a pid that does not exist is alive")
+	}
+}
