@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,9 +14,10 @@ import (
 
 // DescribeBinary runs `path describe` the way lock does (same timeout and
 // output limit, unsandboxed: it serves an author checking their own tool)
-// and validates the document. It returns the raw output too, so a caller
-// can show what the tool printed.
-func DescribeBinary(ctx context.Context, path string, callerEnv []string) (*protocol.Describe, []byte, error) {
+// and validates the document. With plugin set, path is started as a
+// go-plugin tool and asked over gRPC instead. It returns the raw document
+// too, so a caller can show what the tool printed.
+func DescribeBinary(ctx context.Context, path string, plugin bool, callerEnv []string) (*protocol.Describe, []byte, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, nil, err
@@ -27,13 +29,21 @@ func DescribeBinary(ctx context.Context, path string, callerEnv []string) (*prot
 	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
 		return nil, nil, fmt.Errorf("tool binary %q is not an executable file; run chmod +x %s", path, path)
 	}
-	p := &prober{opts: Options{CallerEnv: callerEnv}}
+	p := &prober{opts: Options{CallerEnv: callerEnv, DescribeTimeout: DefaultDescribeTimeout}}
+	if plugin {
+		d, _, err := p.describePlugin(ctx, &ToolDecl{Path: abs}, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		raw, _ := json.Marshal(d)
+		return d, raw, nil
+	}
 	c, err := capture(ctx, nil, sandbox.Command{Path: abs, Args: []string{"describe"}, Env: p.describeEnv()}, DefaultDescribeTimeout)
 	if err != nil {
 		return nil, nil, fmt.Errorf("running %s describe: %w", path, err)
 	}
 	if f := c.failure("describe", DefaultDescribeTimeout); f != nil {
-		return nil, c.stdout, fmt.Errorf("%s: %w", path, f)
+		return nil, c.stdout, fmt.Errorf("%s: %w (a go-plugin tool is described with --plugin)", path, f)
 	}
 	d, err := validate.ParseDescribe(c.stdout)
 	if err != nil {

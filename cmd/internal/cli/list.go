@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -65,7 +67,7 @@ func listRun(opts *ListOptions) error {
 	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tKIND\tBACKEND\tMODE\tSTATUS\tDESCRIPTION")
 	for _, e := range entries {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Kind, e.Backend, e.Mode, e.Status, e.Description)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Kind, e.Backend, e.Mode, e.Status, summary(e.Description))
 	}
 	return w.Flush()
 }
@@ -111,4 +113,20 @@ func schemaRun(opts *SchemaOptions) error {
 		out = append(out, modelTool{Name: e.Name, Description: e.Description, InputSchema: e.InputSchema})
 	}
 	return WriteJSON(opts.IO.Out, out)
+}
+
+// summary is the first sentence of a description, at most 80 bytes (cut
+// on a character boundary): the table shows it, --json has it whole.
+func summary(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	if len(s) <= 80 {
+		return s
+	}
+	cut := 77
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -14,8 +14,9 @@ import (
 // DescribeOptions are the inputs of the describe command.
 type DescribeOptions struct {
 	*cli.Globals
-	Path string
-	JSON bool
+	Path   string
+	JSON   bool
+	Plugin bool
 }
 
 // NewCmdDescribe builds the describe command; runF, when not nil, replaces its run
@@ -35,6 +36,7 @@ func NewCmdDescribe(g *cli.Globals, runF func(*DescribeOptions) error) *cobra.Co
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the validated document as JSON")
+	cmd.Flags().BoolVar(&opts.Plugin, "plugin", false, "PATH is a go-plugin tool: start it and ask over gRPC")
 	return cmd
 }
 
@@ -42,7 +44,7 @@ func describeRun(ctx context.Context, opts *DescribeOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	d, _, err := compiler.DescribeBinary(ctx, opts.Path, os.Environ())
+	d, _, err := compiler.DescribeBinary(ctx, opts.Path, opts.Plugin, os.Environ())
 	if err != nil {
 		return err
 	}
