@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -377,11 +378,14 @@ func (r *Ring) segAt(c int64) int {
 
 // text copies [from, to) out of the ring.
 func (r *Ring) text(from, to int64) string {
-	b := make([]byte, to-from)
+	n := int(to - from)
 	pos := int(from % int64(r.capacity))
-	k := copy(b, r.buf[pos:])
-	copy(b[k:], r.buf)
-	return string(b)
+	var sb strings.Builder
+	sb.Grow(n)
+	first := r.buf[pos:min(pos+n, len(r.buf))]
+	sb.Write(first)
+	sb.Write(r.buf[:n-len(first)])
+	return sb.String()
 }
 
 func isCont(b byte) bool { return b&0xC0 == 0x80 }

@@ -22,6 +22,7 @@ import (
 type LockOptions struct {
 	*cli.Globals
 	Check        bool
+	ReadOnly     bool
 	ProbeTimeout time.Duration
 }
 
@@ -38,7 +39,9 @@ capability's active backend and writes toolbox.lock.json beside the toolbox
 file, atomically and in canonical form.
 
 With --check it writes nothing: it exits 3 and says what changed when the lock
-on disk is missing or differs from what lock would write.`,
+on disk is missing or differs from what lock would write. --readonly is the
+same verification for an environment that must never change the lock: it
+fails with exit 1 instead.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -48,6 +51,7 @@ on disk is missing or differs from what lock would write.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "verify the lock is up to date; exit 3 on drift, write nothing")
+	cmd.Flags().BoolVar(&opts.ReadOnly, "readonly", false, "verify the lock without ever writing it; exit 1 when it would change")
 	cmd.Flags().DurationVar(&opts.ProbeTimeout, "probe-timeout", 0, "bound each describe and check (default 10s for describe, 30s for check)")
 	return cmd
 }
@@ -73,8 +77,13 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 		return err
 	}
 	path := manifest.LockPath(file)
-	if opts.Check {
-		return checkDrift(opts, path, res.Lock, data)
+	if opts.Check || opts.ReadOnly {
+		err := checkDrift(opts, path, res.Lock, data)
+		var ce *cli.CodeError
+		if opts.ReadOnly && errors.As(err, &ce) {
+			return fmt.Errorf("--readonly: the lock would change: %w", ce.Err)
+		}
+		return err
 	}
 	if err := manifest.Write(path, res.Lock); err != nil {
 		return err

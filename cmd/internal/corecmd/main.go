@@ -37,6 +37,7 @@ func NewRoot(io cli.IOStreams) *cobra.Command {
 		func(g *cli.Globals) *cobra.Command { return NewCmdLock(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdCheck(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdDescribe(g, nil) },
+		func(g *cli.Globals) *cobra.Command { return NewCmdFmt(g, nil) },
 	)
 }
 
