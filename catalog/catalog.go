@@ -74,12 +74,19 @@ func entry(name, backend string, t *manifest.Tool) Entry {
 	if d.Process != nil && d.Process.Mode != "" {
 		mode = d.Process.Mode
 	}
+	desc := d.Description
+	args, _ := d.CommandArgs(t.Command)
+	for _, c := range d.Commands {
+		if c.Name == t.Command {
+			desc = c.Description
+		}
+	}
 	return Entry{
 		Name:        name,
 		Kind:        KindTool,
-		Description: d.Description,
+		Description: desc,
 		Backend:     backend,
-		InputSchema: protocol.InputSchema(d.Args),
+		InputSchema: protocol.InputSchema(args),
 		Mode:        mode,
 		Status:      t.Probe.Status,
 	}

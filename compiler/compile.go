@@ -119,8 +119,9 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 			res.Errs = append(res.Errs, reports[i].Err)
 			continue
 		}
-		lock.Tools[t.Name] = locked[i]
+		expand(t.Name, locked[i], reports[i], lock.Tools, res.Tools)
 	}
+	res.Errs = append(res.Errs, checkNames(cfg, lock)...)
 	for _, cp := range cfg.Capabilities {
 		lc, errs := resolveCapability(cp, lock.Tools, res.Tools)
 		res.Errs = append(res.Errs, errs...)
@@ -143,13 +144,16 @@ func resolveCapability(cp *CapabilityDecl, tools map[string]*manifest.Tool, repo
 	for _, b := range cp.Backends {
 		t := tools[b]
 		if t == nil {
+			if owner := commandOwner(b); owner != "" && reports[owner] != nil && reports[owner].Err == nil {
+				errs = append(errs, at(cp.BackendRange, block, fmt.Sprintf("backend %q: tool %q has no command %q", b, owner, b[len(owner)+1:]), "name one of the commands its describe document lists"))
+			}
 			continue
 		}
 		if first == "" {
 			first = b
 			continue
 		}
-		if msg := argsDiffer(first, tools[first].Describe.Args, b, t.Describe.Args); msg != "" {
+		if msg := argsDiffer(first, commandArgs(tools[first]), b, commandArgs(t)); msg != "" {
 			errs = append(errs, at(cp.BackendRange, block, msg, "all backends of a capability must declare the same args (name, backing_type, arity)"))
 		}
 	}

@@ -352,8 +352,8 @@ func (l *loader) checkBackends() {
 			switch {
 			case seen[b]:
 				l.add(at(cp.BackendRange, block, fmt.Sprintf("backend %q is listed twice", b), "list each backend once"))
-			case !tools[b]:
-				l.add(at(cp.BackendRange, block, fmt.Sprintf("unknown backend %q", b), "name a tool or plugin declared in this file"))
+			case !tools[b] && !tools[commandOwner(b)]:
+				l.add(at(cp.BackendRange, block, fmt.Sprintf("unknown backend %q", b), "name a tool or plugin declared in this file, or one command of it as tool.command"))
 			}
 			seen[b] = true
 		}
@@ -389,4 +389,13 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// commandOwner is the tool part of a "tool.command" backend name, or "".
+// Whether the command exists is known only once the tool is described.
+func commandOwner(name string) string {
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		return name[:i]
+	}
+	return ""
 }

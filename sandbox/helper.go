@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -25,7 +26,9 @@ const exitSetupFailed = 125
 // ends kills every remaining descendant and exits with the tool's code
 // (128+signal when it was killed). It returns the exit code.
 func runHelper() int {
+	fmt.Fprintln(os.Stderr, "T main", time.Now().UnixMicro())
 	hs, status, err := readHelperSpec()
+	fmt.Fprintln(os.Stderr, "T spec", time.Now().UnixMicro())
 	if err != nil {
 		reportHelper(status, err)
 		return exitSetupFailed
@@ -54,6 +57,7 @@ func runHelper() int {
 	for {
 		select {
 		case code := <-exited:
+			fmt.Fprintln(os.Stderr, "T exited", time.Now().UnixMicro())
 			reapDescendants()
 			return code
 		case sig := <-sigs:
@@ -121,7 +125,9 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	fmt.Fprintln(os.Stderr, "T opened", time.Now().UnixMicro())
 	rulesetFD, flags, err := cfg.NewRulesetFD(rules...)
+	fmt.Fprintln(os.Stderr, "T ruleset", time.Now().UnixMicro())
 	if err != nil {
 		return 0, nil, fmt.Errorf("creating the landlock ruleset: %w", err)
 	}
@@ -155,6 +161,7 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 			started <- result{err: &os.PathError{Op: "exec", Path: hs.Path, Err: err}}
 			return
 		}
+		fmt.Fprintln(os.Stderr, "T forked", time.Now().UnixMicro())
 		started <- result{pid: pid}
 		for {
 			var ws syscall.WaitStatus
