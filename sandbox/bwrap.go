@@ -113,10 +113,14 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 	}
 	closers = append(closers, argsR)
 
+	env := c.Env
+	if env == nil {
+		env = []string{} // nil would hand bwrap toolbox's own environment
+	}
 	cmd = &exec.Cmd{
 		Path:       path,
 		Args:       append([]string{"bwrap", "--args", "3", "--", exeInside}, c.Args...),
-		Env:        c.Env, // bwrap is pid 1 inside: its environment is visible there
+		Env:        env, // bwrap is pid 1 inside: its environment is visible there
 		Dir:        "/",
 		ExtraFiles: append([]*os.File{argsR}, extra...),
 	}

@@ -160,3 +160,67 @@ func TestMissingPathAndOutsideDirAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// A root tool cannot create device nodes in its writable directory (it
+// could read the host's disk through one). Twin: a fifo is fine.
+func TestDeviceNodesAreDenied(t *testing.T) {
+	for _, m := range sandboxed {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			tr := newTree(t)
+			runSh(t, tr.spec(m), `mknod "$WORK/null2" c 1 3; mknod "$WORK/disk" b 7 0`, tr.env()...)
+			for _, p := range []string{tr.Work + "/null2", tr.Work + "/disk"} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("the tool created device node %s", p)
+				}
+			}
+			if r := runSh(t, tr.spec(m), `mkfifo "$WORK/fifo"`, tr.env()...); r.code != 0 {
+				t.Fatalf("mkfifo in a writable directory: exit %d, %q", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+// Root's capabilities do not reach a sandboxed tool (Landlock alone would
+// leave them: chown, module loading, raw I/O). Twin: under None root can
+// give a file away.
+func TestRootCapabilitiesDropped(t *testing.T) {
+	requireRoot(t)
+	for _, m := range []Mechanism{None, Bwrap, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			tr := newTree(t)
+			r := runSh(t, tr.spec(m), `chown 65534 "$WORK/b.txt"`, tr.env()...)
+			uid, _ := owner(t, tr.Work+"/b.txt")
+			if m == None {
+				if r.code != 0 || uid != 65534 {
+					t.Fatalf("twin: root could not chown under None: exit %d, %q", r.code, r.stderr)
+				}
+				return
+			}
+			if r.code == 0 || uid != 0 {
+				t.Fatalf("a sandboxed root tool gave a file away (owner now %d)", uid)
+			}
+		})
+	}
+}
+
+// A single file can be granted: it is readable, its siblings are not.
+func TestSingleFileGrant(t *testing.T) {
+	for _, m := range sandboxed {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			tr := newTree(t)
+			must(t, os.WriteFile(tr.Out+"/other.txt", []byte("other\n"), 0o644))
+			spec := tr.spec(m)
+			spec.Read = append(spec.Read, tr.Out+"/secret.txt")
+			r := runSh(t, spec, `cat "$OUT/secret.txt"; cat "$OUT/other.txt"; echo x >> "$OUT/secret.txt"`, tr.env()...)
+			if r.stdout != "secret\n" {
+				t.Fatalf("granted file and sibling: stdout %q, stderr %q", r.stdout, r.stderr)
+			}
+			if b, _ := os.ReadFile(tr.Out + "/secret.txt"); string(b) != "secret\n" {
+				t.Fatalf("a read-only file was appended to: %q", b)
+			}
+		})
+	}
+}

@@ -10,9 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
@@ -26,9 +24,7 @@ const exitSetupFailed = 125
 // ends kills every remaining descendant and exits with the tool's code
 // (128+signal when it was killed). It returns the exit code.
 func runHelper() int {
-	fmt.Fprintln(os.Stderr, "T main", time.Now().UnixMicro())
 	hs, status, err := readHelperSpec()
-	fmt.Fprintln(os.Stderr, "T spec", time.Now().UnixMicro())
 	if err != nil {
 		reportHelper(status, err)
 		return exitSetupFailed
@@ -57,7 +53,6 @@ func runHelper() int {
 	for {
 		select {
 		case code := <-exited:
-			fmt.Fprintln(os.Stderr, "T exited", time.Now().UnixMicro())
 			reapDescendants()
 			return code
 		case sig := <-sigs:
@@ -67,7 +62,8 @@ func runHelper() int {
 			// Our parent died (Pdeathsig): nobody will stop the tool.
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			reapDescendants()
-			return 128 + int(sig.(syscall.Signal))
+			n, _ := sig.(syscall.Signal)
+			return 128 + int(n)
 		}
 	}
 }
@@ -109,9 +105,10 @@ func reportHelper(status *os.File, err error) {
 
 // startRestricted builds the ruleset, then on a dedicated thread (never
 // the thread group leader, which must stay unrestricted so that the tool
-// cannot signal the helper) sets no_new_privs, enforces the ruleset and
-// forks the tool. That thread stays alive, reaping children, until the
-// tool has exited: the tool's Pdeathsig follows the thread that forked it.
+// cannot signal the helper) drops capabilities, sets no_new_privs,
+// enforces the ruleset and forks the tool. That thread stays alive,
+// reaping children, until the tool has exited: the tool's Pdeathsig
+// follows the thread that forked it.
 func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if abi := landlockABI(); abi < requiredLandlockABI {
 		return 0, nil, fmt.Errorf("landlock ABI %d is required, this kernel offers %d", requiredLandlockABI, abi)
@@ -120,22 +117,21 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	rules, files, err := landlockRules(hs)
-	defer closeAll(files)
-	if err != nil {
-		return 0, nil, err
-	}
-	fmt.Fprintln(os.Stderr, "T opened", time.Now().UnixMicro())
-	rulesetFD, flags, err := cfg.NewRulesetFD(rules...)
-	fmt.Fprintln(os.Stderr, "T ruleset", time.Now().UnixMicro())
+	rulesetFD, flags, err := cfg.NewRulesetFD()
 	if err != nil {
 		return 0, nil, fmt.Errorf("creating the landlock ruleset: %w", err)
 	}
 	defer unix.Close(rulesetFD)
+	if err := addLandlockRules(rulesetFD, hs); err != nil {
+		return 0, nil, err
+	}
 	cred, err := credential(hs.RunAs, Landlock)
 	if err != nil {
 		return 0, nil, err
 	}
+	// The helper starts with an empty environment; whatever a Cmd caller
+	// appended to it (go-plugin's handshake variables) is for the tool.
+	env := append(hs.Env, os.Environ()...)
 	type result struct {
 		pid int
 		err error
@@ -143,6 +139,10 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	started := make(chan result, 1)
 	exited := make(chan int, 1) // the tool's exit code
 	go onNonLeaderThread(func() {
+		if err := dropCapabilities(); err != nil {
+			started <- result{err: err}
+			return
+		}
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			started <- result{err: fmt.Errorf("setting no_new_privs: %w", err)}
 			return
@@ -153,7 +153,7 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 		}
 		pid, err := syscall.ForkExec(hs.Path, hs.Argv, &syscall.ProcAttr{
 			Dir:   hs.Dir,
-			Env:   hs.Env,
+			Env:   env,
 			Files: []uintptr{0, 1, 2},
 			Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred},
 		})
@@ -161,7 +161,6 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 			started <- result{err: &os.PathError{Op: "exec", Path: hs.Path, Err: err}}
 			return
 		}
-		fmt.Fprintln(os.Stderr, "T forked", time.Now().UnixMicro())
 		started <- result{pid: pid}
 		for {
 			var ws syscall.WaitStatus
@@ -169,7 +168,7 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
-			if err != nil { // cannot happen: only this thread reaps while the tool runs
+			if err != nil { // only once our parent died: runHelper reaps too, and no longer reads exited
 				exited <- exitSetupFailed
 				return
 			}
@@ -183,49 +182,85 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	return r.pid, exited, r.err
 }
 
-// landlockRules opens every granted path without following symlinks (they
-// were resolved by the parent: a link now means a swap) and grants it
-// through /proc/self/fd, so the rule covers exactly the checked inode.
-// Directories get directory rights, files file rights (directory rights on
-// a file are an error in Landlock).
-func landlockRules(hs *helperSpec) ([]landlock.Rule, []*os.File, error) {
-	var rules []landlock.Rule
-	var files []*os.File
-	add := func(p string, write bool) error {
-		f, err := openNoFollow(p)
+// Landlock rights granted on paths. Writable directories get everything
+// the configuration handles except creating device nodes (a root tool
+// could otherwise mknod the host's disk inside its writable directory and
+// read it) and device ioctls; refer (moving files between directories) is
+// safe to grant, Landlock never lets a move widen access.
+const (
+	readRights  = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
+	writeRights = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile |
+		llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo |
+		llsys.AccessFSMakeSym | llsys.AccessFSRefer | llsys.AccessFSTruncate
+	// fileRights are the rights that apply to a file (not a directory).
+	fileRights = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
+)
+
+// addLandlockRules opens every granted path without following symlinks
+// (they were resolved by the parent: a link now means a swap) and adds it
+// to the ruleset by that descriptor, so the rule covers exactly the
+// checked inode. Files get file rights only (directory rights on a file
+// are an error in Landlock).
+func addLandlockRules(rulesetFD int, hs *helperSpec) error {
+	for _, g := range hs.Grants {
+		f, err := openNoFollow(g.Path)
 		if err != nil {
 			return fmt.Errorf("opening granted path: %w", err)
 		}
-		files = append(files, f)
-		var st unix.Stat_t
-		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-			return fmt.Errorf("inspecting granted path %q: %w", p, err)
+		rights := uint64(readRights)
+		if g.Write {
+			rights |= writeRights
 		}
-		ref := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
-		dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
-		switch {
-		case dir && write:
-			rules = append(rules, landlock.RWDirs(ref))
-		case dir:
-			rules = append(rules, landlock.RODirs(ref))
-		case write:
-			rules = append(rules, landlock.RWFiles(ref))
-		default:
-			rules = append(rules, landlock.ROFiles(ref))
+		if !g.Dir {
+			rights &= fileRights
 		}
+		attr := llsys.PathBeneathAttr{ParentFd: int(f.Fd()), AllowedAccess: rights}
+		err = llsys.LandlockAddPathBeneathRule(rulesetFD, &attr, 0)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("adding landlock rule for %q: %w", g.Path, err)
+		}
+	}
+	return nil
+}
+
+// dropCapabilities makes sure the tool this thread execs has no
+// capabilities, even as root (Landlock leaves root's capabilities alone:
+// module loading, raw I/O, chown, mknod would stay open). With the
+// securebit NOROOT (locked) uid 0 gains nothing at exec, no_new_privs
+// stops setuid binaries and file capabilities, and the inheritable and
+// ambient sets are emptied. The effective set is kept: the forked child
+// still needs CAP_SETUID/CAP_SETGID to switch to run_as, and exec clears
+// it. Without root there is nothing to drop (and no right to drop it).
+// One prctl instead of dropping the bounding set capability by capability
+// (42 system calls).
+func dropCapabilities() error {
+	if os.Geteuid() != 0 {
 		return nil
 	}
-	for _, p := range hs.Read {
-		if err := add(p, false); err != nil {
-			return nil, files, err
+	const (
+		secbitNoroot       = 1 << 0 // linux/securebits.h: SECURE_NOROOT
+		secbitNorootLocked = 1 << 1 // SECURE_NOROOT_LOCKED
+	)
+	const bits = secbitNoroot | secbitNorootLocked
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, bits, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting securebits: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("reading capabilities: %w", err)
+	}
+	if data[0].Inheritable|data[1].Inheritable != 0 {
+		data[0].Inheritable, data[1].Inheritable = 0, 0
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			return fmt.Errorf("clearing inheritable capabilities: %w", err)
 		}
 	}
-	for _, p := range hs.Write {
-		if err := add(p, true); err != nil {
-			return nil, files, err
-		}
-	}
-	return rules, files, nil
+	return nil
 }
 
 // onNonLeaderThread runs f on a locked OS thread that is not the thread

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -48,15 +49,41 @@ const helperArg = "__toolbox-sandbox-exec"
 // helperSpec is what the helper reads from fd 3, as JSON: never argv or
 // the environment, which other processes can read.
 type helperSpec struct {
-	Path      string    `json:"path"`  // resolved executable
-	Argv      []string  `json:"argv"`  // argv[0] included
-	Env       []string  `json:"env"`   // the tool's complete environment
-	Dir       string    `json:"dir"`   // resolved working directory
-	Read      []string  `json:"read"`  // resolved paths, read and execute
-	Write     []string  `json:"write"` // resolved paths, read and write
-	RunAs     *Identity `json:"run_as,omitempty"`
-	ParentPID int       `json:"parent_pid"` // the process that started the helper
-	StatusFD  int       `json:"status_fd"`  // 0: report setup errors on stderr only
+	Path      string        `json:"path"` // resolved executable
+	Argv      []string      `json:"argv"` // argv[0] included
+	Env       []string      `json:"env"`  // the tool's complete environment
+	Dir       string        `json:"dir"`  // resolved working directory
+	Grants    []helperGrant `json:"grants"`
+	RunAs     *Identity     `json:"run_as,omitempty"`
+	ParentPID int           `json:"parent_pid"` // the process that started the helper
+	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
+}
+
+// helperGrant is one resolved path the tool may use. Dir comes from the
+// parent's check: if the path changed type since, a directory rule on a
+// file fails and a file rule on a directory grants less, never more.
+type helperGrant struct {
+	Path  string `json:"path"`
+	Write bool   `json:"write,omitempty"`
+	Dir   bool   `json:"dir,omitempty"`
+}
+
+// minimalGrants drops the grants another directory grant already covers
+// with at least the same access (/bin under /usr on usrmerge systems, a
+// read path inside a writable one): every rule costs the helper three
+// system calls.
+func minimalGrants(gs []helperGrant) []helperGrant {
+	slices.SortStableFunc(gs, func(a, b helperGrant) int { return strings.Compare(a.Path, b.Path) })
+	var out []helperGrant
+	for _, g := range gs {
+		covered := slices.ContainsFunc(out, func(k helperGrant) bool {
+			return k.Dir && within(g.Path, k.Path) && (k.Write || !g.Write)
+		})
+		if !covered {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // landlockCmd builds the helper invocation for c: the current binary
@@ -88,21 +115,23 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 	if hs.Env == nil {
 		hs.Env = []string{}
 	}
+	var grants []helperGrant
 	for _, e := range sys {
-		hs.Read = append(hs.Read, e.src)
+		grants = append(grants, helperGrant{Path: e.src, Dir: e.dir})
 	}
 	// No /proc: Landlock cannot tell the tool's own entries from other
 	// processes', and on Linux 6.18 a landlocked root process still read
 	// toolbox's /proc/PID/environ (the operator's environment).
-	hs.Read = append(hs.Read, existing(readableDevices)...)
-	hs.Write = append(hs.Write, existing(writableDevices)...)
-	for _, g := range gs {
-		if g.write {
-			hs.Write = append(hs.Write, g.src)
-		} else {
-			hs.Read = append(hs.Read, g.src)
-		}
+	for _, d := range existing(readableDevices) {
+		grants = append(grants, helperGrant{Path: d})
 	}
+	for _, d := range existing(writableDevices) {
+		grants = append(grants, helperGrant{Path: d, Write: true})
+	}
+	for _, g := range gs {
+		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir})
+	}
+	hs.Grants = minimalGrants(grants)
 	extra := []*os.File{nil}
 	if status {
 		r, w, err := os.Pipe()

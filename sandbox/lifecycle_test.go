@@ -180,3 +180,40 @@ func TestExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// Cmd gives the same confinement as an unstarted exec.Cmd; variables a
+// caller appends to its Env (as go-plugin does) reach the tool.
+func TestCmdForCallersThatStartThemselves(t *testing.T) {
+	for _, m := range []Mechanism{None, Bwrap, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			tr := newTree(t)
+			cmd, cleanup, err := Cmd(tr.spec(m), Command{
+				Path: "/bin/sh",
+				Args: []string{"-c", `echo "$DECLARED $APPENDED"; cat "$OUT/secret.txt"`},
+				Env:  append(tr.env(), "DECLARED=declared"),
+			})
+			must(t, err)
+			cmd.Env = append(cmd.Env, "APPENDED=appended")
+			var out, errb strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			err = cmd.Start()
+			cleanup()
+			must(t, err)
+			err = cmd.Wait()
+			first, rest, _ := strings.Cut(out.String(), "\n")
+			if first != "declared appended" {
+				t.Fatalf("environment: %q (stderr %q)", out.String(), errb.String())
+			}
+			if m == None {
+				if err != nil || rest != "secret\n" {
+					t.Fatalf("twin: None could not read the file: %v", err)
+				}
+				return
+			}
+			if err == nil || rest != "" {
+				t.Fatalf("the tool read outside its declared paths: %q", rest)
+			}
+		})
+	}
+}

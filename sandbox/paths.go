@@ -45,11 +45,17 @@ type sysEntry struct {
 }
 
 // systemEntries lists the system paths that exist here, in mount order.
+// A path that is no symlink under a real parent is taken from one lstat;
+// only links are resolved (this runs before every sandboxed start).
 func systemEntries(netHost bool) []sysEntry {
 	var out []sysEntry
-	add := func(p string) {
+	add := func(p string, parentReal bool) {
 		fi, err := os.Lstat(p)
 		if err != nil {
+			return
+		}
+		if parentReal && fi.Mode()&fs.ModeSymlink == 0 {
+			out = append(out, sysEntry{path: p, src: p, dir: fi.IsDir()})
 			return
 		}
 		src, err := filepath.EvalSymlinks(p)
@@ -67,14 +73,18 @@ func systemEntries(netHost bool) []sysEntry {
 		out = append(out, e)
 	}
 	for _, d := range systemDirs {
-		add(d)
+		add(d, true)
+	}
+	etcReal := false
+	if src, err := filepath.EvalSymlinks("/etc"); err == nil && src == "/etc" {
+		etcReal = true
 	}
 	names := etcEntries
 	if netHost {
 		names = append(slices.Clone(names), etcNetEntries...)
 	}
 	for _, n := range names {
-		add("/etc/" + n)
+		add("/etc/"+n, etcReal)
 	}
 	return out
 }

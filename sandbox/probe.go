@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,8 +66,8 @@ func Detect() Support {
 	return detected
 }
 
-// nobody is the identity used to probe run_as under bwrap.
-var nobody = &Identity{UID: 65534, GID: 65534, Groups: []uint32{65534}}
+// probeIdentity (nobody) is the identity used to probe run_as under bwrap.
+var probeIdentity = &Identity{UID: 65534, GID: 65534, Groups: []uint32{65534}}
 
 func probe() Support {
 	var s Support
@@ -77,8 +76,8 @@ func probe() Support {
 	} else {
 		s.RunAsReason = fmt.Sprintf("toolbox runs as uid %d, not root, so it cannot switch users", os.Geteuid())
 	}
-	truePath, err := exec.LookPath("true")
-	if err != nil {
+	truePath := "/usr/bin/true"
+	if _, err := os.Stat(truePath); err != nil {
 		truePath = "/bin/true"
 	}
 	if _, err := bwrapPath(); err != nil {
@@ -91,7 +90,7 @@ func probe() Support {
 		} else if !s.RunAs {
 			s.BwrapRunAsReason = s.RunAsReason
 		} else {
-			spec.RunAs = nobody
+			spec.RunAs = probeIdentity
 			s.BwrapRunAs, s.BwrapRunAsReason = tryRun(spec, truePath)
 		}
 	}

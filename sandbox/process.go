@@ -83,7 +83,12 @@ func (p *prepared) closeAll() {
 // that must start the process themselves (hashicorp/go-plugin). The
 // returned function closes the parent's copies of descriptors passed to
 // the child: call it once the command has started (or will not be).
-// Do not change Path, Args, Env, ExtraFiles or SysProcAttr.
+// Variables appended to the Cmd's Env reach the tool under every
+// mechanism (go-plugin appends its handshake there); do not change Path,
+// Args, Dir, ExtraFiles or SysProcAttr. go-plugin replaces Stdin with
+// os.Stdin: a sandboxed tool has no capability left to type into a
+// terminal, but prefer go-plugin's RunnerFunc around Start, which keeps
+// every guarantee of Start.
 //
 // Differences from Start: bwrap's Signal refinement and the landlock
 // helper's start confirmation are not available (a landlock setup failure
@@ -267,9 +272,11 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // SIGKILL first kills every descendant of the helper, setsid grandchildren
 // included. After the child has exited Signal returns os.ErrProcessDone.
 func (p *Process) Signal(sig syscall.Signal) error {
+	inner := 0
 	if p.mech == Bwrap && sig != syscall.SIGKILL {
 		select {
 		case <-p.info:
+			inner = p.innerPid
 		case <-time.After(time.Second):
 		}
 	}
@@ -280,11 +287,11 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	}
 	pid := p.cmd.Process.Pid
 	switch {
-	case p.mech == Bwrap && sig != syscall.SIGKILL && p.innerPid > 0:
+	case inner > 0:
 		// The sandbox's pid 1 leads the tool's session and group; it
 		// ignores what it has no handler for, the tool does not.
-		if st, ok := readStat(p.innerPid); ok && st.ppid == pid {
-			return syscall.Kill(-p.innerPid, sig)
+		if st, ok := readStat(inner); ok && st.ppid == pid {
+			return syscall.Kill(-inner, sig)
 		}
 	case p.mech == Landlock && sig == syscall.SIGKILL:
 		killTree(pid)

@@ -116,7 +116,7 @@ func BenchmarkServiceFlood1GiB(b *testing.B) {
 // reports the read latency.
 func BenchmarkOutputReads32Live(b *testing.B) {
 	f := newFixture(b)
-	f.addTool(b, "chatter", `head -c 2000000 /dev/zero | tr '\0' 'é' | fold -w 80
+	f.addTool(b, "chatter", `head -c 2000000 /dev/zero | tr '\0' 'x' | fold -w 80; echo
 echo ready
 while :; do echo "tick $(date +%s.%N)"; sleep 0.1; done`,
 		describe("chatter", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`), Output: &protocol.Output{Framing: "lines"}}, nil))
@@ -146,7 +146,6 @@ while :; do echo "tick $(date +%s.%N)"; sleep 0.1; done`,
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	var bytesRead int64
-	b.ResetTimer()
 	for b.Loop() {
 		<-tick.C
 		tg := targets[rand.IntN(len(targets))]

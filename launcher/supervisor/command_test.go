@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"toolbox/launcher"
 )
 
 func TestRunCommandReturnsTheFinalStatusWhenItFinishesInTime(t *testing.T) {
@@ -241,5 +243,46 @@ func TestLogFilesAreCapped(t *testing.T) {
 	}
 	if st.Output.Head != 5005 {
 		t.Errorf("ring head = %d, want every byte counted", st.Output.Head)
+	}
+}
+
+func TestALaunchThatFailsLeavesNoRecord(t *testing.T) {
+	f := newFixture(t)
+	s := f.supervisor(t, func(c *Config) { c.Shell = filepath.Join(t.TempDir(), "no-shell") })
+	if _, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "true"}); !errors.Is(err, launcher.ErrNotFound) {
+		t.Errorf("error = %v, want launcher.ErrNotFound", err)
+	}
+	if list, _ := s.List("sess"); len(list) != 0 {
+		t.Errorf("records = %+v", list)
+	}
+	if err := s.Close(ctxT(t)); err != nil {
+		t.Errorf("close after a failed launch: %v", err)
+	}
+}
+
+func TestCloseStopsEverythingAndRefusesStarts(t *testing.T) {
+	f := newFixture(t)
+	s := f.supervisor(t)
+	var pids []int
+	for _, sess := range []string{"a", "b"} {
+		st, err := s.RunCommand(ctxT(t), sess, Command{Cmd: "sleep 30", Wait: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, st.PID)
+	}
+	if err := s.Close(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("pid %d outlived Close", pid)
+		}
+	}
+	if list, _ := s.List("a"); len(list) != 1 || list[0].Status != StateStopped {
+		t.Errorf("after Close: %+v", list)
+	}
+	if _, err := s.RunCommand(ctxT(t), "a", Command{Cmd: "true"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("start after Close: %v", err)
 	}
 }

@@ -49,9 +49,14 @@
 //
 // A service's stdout is framed as the tool declares (jsonl validated
 // against output.event with Config.CompileSchema, lines, chunks); events
-// answer Send and are mailed to the session, digested per
-// process.digest (see digester); completions (and restarts) are mailed
-// too. Inbox reads mail with a cursor and never consumes it; Subscribe
+// answer Send and are mailed to the session as digests, per
+// process.digest: "round" (the default; a burst ending at a quiet gap of
+// Timing.RoundGap, cut every Timing.RoundMax when it never pauses),
+// "events" n (every n events) or "seconds" n (each n-second window with
+// events). A mail keeps the digest's first Limits.MailEvents events (and
+// Limits.MailBytes) and counts the rest in Mail.Elided; under a flood
+// the events nobody keeps are counted without being validated.
+// Completions (and restarts) are mailed too. Inbox reads mail with a cursor and never consumes it; Subscribe
 // gives a channel for push notifications. Mailboxes live in memory only.
 // Stream tools started with Start are not mailed event by event (their
 // output is in the ring and their completion is mailed); RunStream runs

@@ -24,6 +24,11 @@ type framer struct {
 	readyRe   *regexp.Regexp // nil: no ready line awaited
 	onReady   func()
 	emit      func(launcher.Event)
+	// want, when set, is asked before an event is built (framed and
+	// validated); when it says no, skip is called instead. Under a flood
+	// most events are only counted, so they are not built.
+	want func() bool
+	skip func()
 
 	ready bool   // events flow (no ready line awaited, or it came)
 	line  []byte // the current unterminated line, at most MaxEventBytes
@@ -41,7 +46,7 @@ func newFramer(framing string, v EventValidator, readyRe *regexp.Regexp, onReady
 func (f *framer) Write(p []byte) (int, error) {
 	n := len(p)
 	if f.framing == protocol.FramingChunks && f.ready {
-		f.emit(launcher.Event{Event: rawString(string(p))})
+		f.chunk(p)
 		return n, nil
 	}
 	if f.framing == "" && f.ready {
@@ -66,7 +71,7 @@ func (f *framer) Write(p []byte) (int, error) {
 		f.endLine()
 		if f.ready && f.framing == protocol.FramingChunks && len(p) > 0 {
 			// The ready line came in this write: the rest is the first chunk.
-			f.emit(launcher.Event{Event: rawString(string(p))})
+			f.chunk(p)
 			return n, nil
 		}
 		if f.ready && f.framing == "" {
@@ -100,14 +105,33 @@ func (f *framer) endLine() {
 		if !over && len(bytes.TrimSpace(line)) == 0 {
 			return // a blank line separates, it is no event
 		}
-		f.emit(jsonlEvent(line, over, f.validator))
-	case protocol.FramingLines:
-		if over {
-			f.emit(tooLong(line))
-			return
+		if f.wanted() {
+			f.emit(jsonlEvent(line, over, f.validator))
 		}
-		f.emit(launcher.Event{Event: rawString(string(line))})
+	case protocol.FramingLines:
+		switch {
+		case !f.wanted():
+		case over:
+			f.emit(tooLong(line))
+		default:
+			f.emit(launcher.Event{Event: rawString(string(line))})
+		}
 	}
+}
+
+func (f *framer) chunk(p []byte) {
+	if f.wanted() {
+		f.emit(launcher.Event{Event: rawString(string(p))})
+	}
+}
+
+// wanted asks want, calling skip when the event is not wanted.
+func (f *framer) wanted() bool {
+	if f.want == nil || f.want() {
+		return true
+	}
+	f.skip()
+	return false
 }
 
 // jsonlEvent validates one jsonl line: against the schema when there is
@@ -125,11 +149,9 @@ func jsonlEvent(line []byte, over bool, v EventValidator) launcher.Event {
 	if err != nil {
 		return launcher.Event{Invalid: true, Raw: string(line), Error: err.Error()}
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, line) != nil {
-		return launcher.Event{Event: json.RawMessage(bytes.Clone(line))}
-	}
-	return launcher.Event{Event: buf.Bytes()}
+	// A valid line is one JSON value on one line already: kept as it is
+	// (surrounding white space and a "\r" trimmed), not re-encoded.
+	return launcher.Event{Event: json.RawMessage(bytes.Clone(bytes.TrimSpace(line)))}
 }
 
 // tooLong is the invalid event of a line cut at MaxEventBytes.

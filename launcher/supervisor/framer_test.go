@@ -27,8 +27,8 @@ func TestFramerJSONL(t *testing.T) {
 	if len(evs) != 4 {
 		t.Fatalf("events = %+v", evs)
 	}
-	if string(evs[0].Event) != `{"a":1}` || string(evs[1].Event) != `{"b":2}` || string(evs[3].Event) != `[1]` {
-		t.Errorf("valid events = %s %s %s (compacted, the last one unterminated)", evs[0].Event, evs[1].Event, evs[3].Event)
+	if string(evs[0].Event) != `{"a": 1}` || string(evs[1].Event) != `{"b":2}` || string(evs[3].Event) != `[1]` {
+		t.Errorf("valid events = %s %s %s (kept as written, the last one unterminated)", evs[0].Event, evs[1].Event, evs[3].Event)
 	}
 	if !evs[2].Invalid || evs[2].Raw != "nope" || evs[2].Error == "" {
 		t.Errorf("invalid line = %+v", evs[2])

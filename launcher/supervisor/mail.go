@@ -149,6 +149,7 @@ type digester struct {
 	pending []launcher.Event
 	bytes   int
 	count   int       // events in the digest, elided included
+	full    bool      // an event did not fit: the rest are only counted
 	opened  time.Time // first event of the digest
 	last    time.Time // latest event
 	timer   *time.Timer
@@ -156,7 +157,20 @@ type digester struct {
 	closed  bool
 }
 
-func (d *digester) add(e launcher.Event) {
+// add counts e into the digest, keeping it while the mail has room.
+func (d *digester) add(e launcher.Event) { d.count1(&e) }
+
+// skip counts an event that was not built (wants said no).
+func (d *digester) skip() { d.count1(nil) }
+
+// wants says whether the next event would be kept.
+func (d *digester) wants() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return !d.closed && !d.full
+}
+
+func (d *digester) count1(e *launcher.Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -168,9 +182,13 @@ func (d *digester) add(e launcher.Event) {
 	}
 	d.count++
 	d.last = now
-	if size := eventSize(e); len(d.pending) < d.maxEvents && d.bytes+size <= d.maxBytes {
-		d.pending = append(d.pending, e)
-		d.bytes += size
+	if e != nil && !d.full {
+		if size := eventSize(*e); len(d.pending) < d.maxEvents && d.bytes+size <= d.maxBytes {
+			d.pending = append(d.pending, *e)
+			d.bytes += size
+		} else {
+			d.full = true // the mail keeps the digest's first events
+		}
 	}
 	switch d.per {
 	case digestEvents:
@@ -223,7 +241,7 @@ func (d *digester) flushLocked() {
 		return
 	}
 	events, elided := d.pending, d.count-len(d.pending)
-	d.pending, d.bytes, d.count = nil, 0, 0
+	d.pending, d.bytes, d.count, d.full = nil, 0, 0, false
 	d.deliver(events, elided)
 }
 

@@ -137,7 +137,7 @@ func planTool(in planInput) (*toolPlan, error) {
 // tools, and a tool declaring a sandbox or run_as that is locked with
 // mechanism "none" (it is never run unconfined).
 func startable(name string, t *manifest.Tool) error {
-	if t.Kind != "exec" {
+	if t.Kind != manifest.KindExec {
 		return fmt.Errorf("tool %q is a %q tool; only exec tools can be started: %w", name, t.Kind, ErrNotStartable)
 	}
 	d := t.Describe
@@ -172,10 +172,10 @@ func (p *toolPlan) fromDescribe(tool string, d *protocol.Describe, compile func(
 	p.onExit = onExitReport
 	p.digest = protocol.Digest{Per: digestRound}
 	if pr := d.Process; pr != nil {
-		if pr.Output != nil && p.framing == protocol.FramingJSONL && len(bytes.TrimSpace(pr.Output.Event)) > 0 && compile != nil {
-			v, err := compile(pr.Output.Event)
+		if pr.Output != nil && p.framing == protocol.FramingJSONL && len(bytes.TrimSpace(pr.Output.Event)) > 0 {
+			v, err := compileEvent(tool, "output", pr.Output.Event, compile)
 			if err != nil {
-				return schemaRefusal(tool, "output", err)
+				return err
 			}
 			p.outValidator = v
 		}
@@ -184,10 +184,10 @@ func (p *toolPlan) fromDescribe(tool string, d *protocol.Describe, compile func(
 			if p.inFraming == "" {
 				p.inFraming = protocol.FramingJSONL
 			}
-			if len(bytes.TrimSpace(pr.Input.Event)) > 0 && compile != nil {
-				v, err := compile(pr.Input.Event)
+			if len(bytes.TrimSpace(pr.Input.Event)) > 0 {
+				v, err := compileEvent(tool, "input", pr.Input.Event, compile)
 				if err != nil {
-					return schemaRefusal(tool, "input", err)
+					return err
 				}
 				p.inValidator = v
 			}
@@ -234,11 +234,21 @@ func (p *toolPlan) fromDescribe(tool string, d *protocol.Describe, compile func(
 	return nil
 }
 
-func schemaRefusal(tool, which string, err error) error {
-	return &launcher.RefusedError{
-		What: fmt.Sprintf("compiling the %s event schema of %q: %v", which, tool, err),
-		Fix:  "run `toolbox lock`", Err: err,
+// compileEvent compiles a declared event schema. Without a compiler the
+// tool is refused (launcher.ErrNeedsValidator): events are never left
+// unchecked against a schema the tool declared.
+func compileEvent(tool, which string, schema json.RawMessage, compile func(json.RawMessage) (EventValidator, error)) (EventValidator, error) {
+	if compile == nil {
+		return nil, fmt.Errorf("%q declares an %s event schema: %w", tool, which, launcher.ErrNeedsValidator)
 	}
+	v, err := compile(schema)
+	if err != nil {
+		return nil, &launcher.RefusedError{
+			What: fmt.Sprintf("compiling the %s event schema of %q: %v", which, tool, err),
+			Fix:  "run `toolbox lock`", Err: err,
+		}
+	}
+	return v, nil
 }
 
 // seconds converts the describe document's seconds, capped so the

@@ -40,6 +40,7 @@ type proc struct {
 
 	lmu       sync.Mutex
 	listeners map[*listener]struct{}
+	nlisten   atomic.Int32
 
 	mu        sync.Mutex
 	state     State
@@ -157,6 +158,7 @@ func (p *proc) launch() (*instance, error) {
 	}
 	if framing != "" || pl.readyRe != nil {
 		in.fr = newFramer(framing, pl.outValidator, pl.readyRe, in.markReady, p.onEvent)
+		in.fr.want, in.fr.skip = p.wantEvent, p.skipEvent
 	}
 	cmd := pl.cmd
 	cmd.Stdout = &outWriter{p: p, in: in, stream: Stdout}
@@ -374,45 +376,6 @@ func (p *proc) timeOut(in *instance, why string) ending {
 	return ending{how: endTimedOut, code: p.stopRun(in), ready: true, reason: why}
 }
 
-// stopRun sends the declared cancel to the run's process group (none when
-// the stop is forced), then SIGKILL after the stop grace or at a forced
-// stop, and returns the exit code once the run has exited.
-func (p *proc) stopRun(in *instance) int {
-	select {
-	case <-p.killCh:
-		_ = in.sp.Signal(syscall.SIGKILL)
-		return p.reap(in)
-	default:
-	}
-	p.cancel(in)
-	grace := time.NewTimer(p.plan.stopGrace)
-	defer grace.Stop()
-	select {
-	case <-in.sp.Done():
-	case <-grace.C:
-		_ = in.sp.Signal(syscall.SIGKILL)
-	case <-p.killCh:
-		_ = in.sp.Signal(syscall.SIGKILL)
-	}
-	return p.reap(in)
-}
-
-// cancel sends the declared cancel: the event on stdin, or a signal (also
-// when the event cannot be written).
-func (p *proc) cancel(in *instance) {
-	pl := p.plan
-	if len(pl.cancelSend) > 0 {
-		if line, err := frameEvent(pl.inFraming, nil, pl.cancelSend); err == nil {
-			if in.writeStdin(line, p.s.cfg.Timing.StdinWrite) == nil {
-				return
-			}
-		}
-		_ = in.sp.Signal(syscall.SIGTERM)
-		return
-	}
-	_ = in.sp.Signal(pl.cancelSig)
-}
-
 // reap waits for the run's exit and collects it: the last partial line,
 // the held-back bytes of the ring, stdin closed. It returns the exit code
 // (128+N for signal N, -1 when waiting failed).
@@ -454,10 +417,10 @@ func (p *proc) becameReady() {
 	first := !p.readySent
 	p.readySent = true
 	p.mu.Unlock()
+	p.persist() // before the answer: the caller may read the record
 	if first {
 		p.readyCh <- nil
 	}
-	p.persist()
 }
 
 // decide turns how a run ended into the next state, or a restart.
@@ -548,13 +511,6 @@ func (p *proc) finish(state State, code int, reason string, readyOK bool) {
 	answer := !p.readySent
 	p.readySent = true
 	p.mu.Unlock()
-	if answer {
-		if readyOK {
-			p.readyCh <- nil
-		} else {
-			p.readyCh <- errors.New(reason)
-		}
-	}
 	p.persist()
 	if p.logs != nil {
 		p.logs.close()
@@ -564,34 +520,14 @@ func (p *proc) finish(state State, code int, reason string, readyOK bool) {
 	}
 	p.mail.add(p.exitMail())
 	p.s.finished(p)
-	close(p.done)
-}
-
-// requestStop asks the process to stop (idempotent); force also asks for
-// SIGKILL at once. A final process is left as it is.
-func (p *proc) requestStop(force bool) {
-	p.mu.Lock()
-	if p.state.Final() {
-		p.mu.Unlock()
-		return
-	}
-	changed := false
-	if !p.stopReq {
-		p.stopReq = true
-		close(p.stopCh)
-		if p.state != StateRestarting {
-			p.state, p.since = StateStopping, time.Now()
-			changed = true
+	if answer {
+		if readyOK {
+			p.readyCh <- nil
+		} else {
+			p.readyCh <- errors.New(reason)
 		}
 	}
-	if force && !p.forced {
-		p.forced = true
-		close(p.killCh)
-	}
-	p.mu.Unlock()
-	if changed {
-		p.persist()
-	}
+	close(p.done)
 }
 
 // waitDone waits until the process is final, d passes or ctx ends.
@@ -618,34 +554,6 @@ func (p *proc) currentState() State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.state
-}
-
-// onEvent receives a service's output events (from the stdout copier).
-func (p *proc) onEvent(e launcher.Event) {
-	if p.dig != nil {
-		p.dig.add(e)
-	}
-	p.lmu.Lock()
-	for l := range p.listeners {
-		select {
-		case l.ch <- e:
-		default:
-			l.dropped.Add(1)
-		}
-	}
-	p.lmu.Unlock()
-}
-
-func (p *proc) addListener(l *listener) {
-	p.lmu.Lock()
-	p.listeners[l] = struct{}{}
-	p.lmu.Unlock()
-}
-
-func (p *proc) removeListener(l *listener) {
-	p.lmu.Lock()
-	delete(p.listeners, l)
-	p.lmu.Unlock()
 }
 
 // drop forgets the process: its record file and logs are removed, and it

@@ -101,9 +101,9 @@ func (s segment) stream() Stream {
 type Ring struct {
 	mu       sync.Mutex
 	capacity int
-	buf      []byte // grows up to capacity; byte c lives at buf[c%capacity]
-	tail     int64  // earliest retained cursor
-	head     int64  // cursor of the next byte
+	buf      []byte    // grows up to capacity; byte c lives at buf[c%capacity]
+	tail     int64     // earliest retained cursor
+	head     int64     // cursor of the next byte
 	segs     []segment // a circular queue: nsegs labels from segs[s0]
 	s0       int
 	nsegs    int

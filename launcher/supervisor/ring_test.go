@@ -182,8 +182,9 @@ func TestRingTail(t *testing.T) {
 
 func TestRingMemoryIsBounded(t *testing.T) {
 	r := NewRing(0)
-	chunk := []byte(strings.Repeat("0123456789abcdef", 2048)) // 32 KiB
-	for range 8192 { // 256 MiB
+	// 256 MiB in 32 KiB writes.
+	chunk := []byte(strings.Repeat("0123456789abcdef", 2048))
+	for range 8192 {
 		r.Write(Stdout, chunk)
 	}
 	if len(r.buf) != DefaultRingBytes {

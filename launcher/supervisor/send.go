@@ -162,27 +162,45 @@ func (in *instance) writeStdin(line []byte, timeout time.Duration) error {
 	return fmt.Errorf("writing to its stdin: %w", err)
 }
 
-// Stop stops the process (DESIGN.md §5): the declared cancel (SIGTERM by
-// default, SIGINT, or the {"send": EVENT} event written to stdin) goes to
-// its process group, then SIGKILL after runtime.timeout.stop (background
-// commands: Timing.StopGrace); force sends SIGKILL at once (also to a
-// process already stopping). It waits for the process to end and returns
-// its final status with the tail of its output. Stop is idempotent: a
-// finished process returns its final state. When ctx ends first it
-// returns the current status and ctx's error (the SIGKILL still follows).
-// Under mechanism "none" a descendant that left the process group (setsid)
-// escapes the stop; bwrap's pid namespace and the landlock helper's
-// subreaper catch it.
-func (s *Supervisor) Stop(ctx context.Context, sessionID, ref string, force bool) (Status, error) {
-	p, err := s.lookup(sessionID, ref)
-	if err != nil {
-		return Status{}, err
+// wantEvent says whether the next output event is needed: the digest has
+// room for it, or a Send waits for events.
+func (p *proc) wantEvent() bool {
+	return p.nlisten.Load() > 0 || (p.dig != nil && p.dig.wants())
+}
+
+// skipEvent counts an event nobody needed into the digest.
+func (p *proc) skipEvent() {
+	if p.dig != nil {
+		p.dig.skip()
 	}
-	p.requestStop(force)
-	select {
-	case <-p.done:
-		return p.status(true), nil
-	case <-ctx.Done():
-		return p.status(true), fmt.Errorf("stopping process %s: %w", p.id, ctx.Err())
+}
+
+// onEvent receives a service's output events (from the stdout copier).
+func (p *proc) onEvent(e launcher.Event) {
+	if p.dig != nil {
+		p.dig.add(e)
 	}
+	p.lmu.Lock()
+	for l := range p.listeners {
+		select {
+		case l.ch <- e:
+		default:
+			l.dropped.Add(1)
+		}
+	}
+	p.lmu.Unlock()
+}
+
+func (p *proc) addListener(l *listener) {
+	p.lmu.Lock()
+	p.listeners[l] = struct{}{}
+	p.nlisten.Add(1)
+	p.lmu.Unlock()
+}
+
+func (p *proc) removeListener(l *listener) {
+	p.lmu.Lock()
+	delete(p.listeners, l)
+	p.nlisten.Add(-1)
+	p.lmu.Unlock()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"toolbox/launcher"
 	"toolbox/protocol"
 )
 
@@ -206,5 +207,17 @@ func TestRacingClientsOnOneHandle(t *testing.T) {
 	}
 	if exits != 1 {
 		t.Errorf("%d completion mails, want 1", exits)
+	}
+}
+
+func TestDeclaredSchemasNeedACompiler(t *testing.T) {
+	f := newFixture(t)
+	f.addTool(t, "echo", echoScript, echoService(nil))
+	s := f.supervisor(t, func(c *Config) { c.CompileSchema = nil })
+	if _, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{}); !errors.Is(err, launcher.ErrNeedsValidator) {
+		t.Errorf("Start without a schema compiler: %v", err)
+	}
+	if _, err := RunStream(ctxT(t), StreamRequest{LockPath: f.lockPath, Lock: f.lock, Name: "echo"}); !errors.Is(err, launcher.ErrNeedsValidator) {
+		t.Errorf("RunStream without a schema compiler: %v", err)
 	}
 }

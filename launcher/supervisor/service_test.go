@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -36,6 +37,43 @@ func TestStartCompletesAtTheReadyLine(t *testing.T) {
 	}
 	if !strings.HasPrefix(pg.Text(), "booting\n  ready now\n") {
 		t.Errorf("output = %q, want the startup lines kept", pg.Text())
+	}
+	if _, err := s.Output("sess", h.Process, pg.Head+1, 0); !errors.Is(err, ErrCursorAhead) {
+		t.Errorf("cursor beyond the head: %v", err)
+	}
+	if _, err := s.Output("sess", h.Process, 0, 1); err != nil {
+		t.Errorf("a one-byte page of ASCII: %v", err)
+	}
+}
+
+// The JSON of a Status is the handle's keys plus the status's, flat, as
+// --json and MCP structured content show it.
+func TestStatusJSONShape(t *testing.T) {
+	f := newFixture(t)
+	s := f.supervisor(t)
+	st, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "echo hi; exit 2", Name: "job"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"process", "tool", "status", "since", "session", "kind", "name", "done", "exit_code", "reason", "pid", "started", "ended", "output", "tail"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("key %q missing from %s", k, data)
+		}
+	}
+	if m["status"] != "failed" || m["exit_code"] != float64(2) || m["tool"] != "process" {
+		t.Errorf("values in %s", data)
+	}
+	tail := m["tail"].(map[string]any)
+	if chunks := tail["chunks"].([]any); len(chunks) != 1 || chunks[0].(map[string]any)["stream"] != "stdout" {
+		t.Errorf("tail = %v", tail)
 	}
 }
 

@@ -14,8 +14,10 @@ import (
 )
 
 // Record is a process as persisted in the state dir: one JSON file per
-// process, <StateDir>/processes/<id>.json, rewritten atomically (temp file
-// and rename) on every state change. It is what survives the supervisor.
+// process, <StateDir>/processes/<id>.json (mode 0600), rewritten
+// atomically (temp file and rename) on every state change. It is what
+// survives the supervisor. Its fields mean what Status's do; PGID is the
+// process group (equal to PID: every process leads its own group).
 type Record struct {
 	ID         string     `json:"id"`
 	Session    string     `json:"session"`

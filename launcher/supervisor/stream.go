@@ -43,8 +43,9 @@ type StreamRequest struct {
 	OnEvent func(launcher.Event)
 	// Stderr, when set, receives the tool's stderr as it arrives.
 	Stderr io.Writer
-	// CompileSchema compiles the declared output.event (nil: JSON syntax
-	// only), as Config.CompileSchema.
+	// CompileSchema compiles the declared output.event, as
+	// Config.CompileSchema (nil refuses a tool that declares one with
+	// launcher.ErrNeedsValidator).
 	CompileSchema func(schema json.RawMessage) (EventValidator, error)
 }
 

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -64,8 +63,11 @@ type Config struct {
 	// and Command.CallerEnv override it per call).
 	CallerEnv []string
 	// CompileSchema compiles a declared event schema (output.event,
-	// input.event); the daemon passes protocol.CompileEventSchema. nil
-	// checks events for JSON syntax only.
+	// input.event); the daemon passes validate.CompileEventSchema. It is
+	// injected so this package links no JSON Schema library. With nil, a
+	// tool that declares an event schema is refused at Start
+	// (launcher.ErrNeedsValidator); events of tools that declare none are
+	// checked for JSON syntax only.
 	CompileSchema func(schema json.RawMessage) (EventValidator, error)
 	Limits        Limits
 	Timing        Timing
@@ -353,6 +355,13 @@ func (s *Supervisor) release(p *proc) {
 	}
 	s.live--
 	p.drop()
+	if p.logs != nil {
+		p.logs.close()
+	}
+	p.mu.Lock()
+	p.state, p.reason = StateFailed, "never launched"
+	p.mu.Unlock()
+	close(p.done) // a Close or CloseSession waiting for it goes on
 }
 
 // finished is called once when p reaches its final state.
@@ -424,197 +433,6 @@ func (s *Supervisor) lookup(sessionID, ref string) (*proc, error) {
 		}
 	}
 	return nil, fmt.Errorf("process %q in session %q: %w", ref, sessionID, ErrUnknownProcess)
-}
-
-// Status returns the process's status with the tail of its output. With
-// wait > 0 (at most MaxWait) it first waits until the process finishes,
-// wait passes or ctx ends, whichever comes first; the status is returned
-// either way. Errors: ErrBadSession, ErrUnknownProcess.
-func (s *Supervisor) Status(ctx context.Context, sessionID, ref string, wait time.Duration) (Status, error) {
-	p, err := s.lookup(sessionID, ref)
-	if err != nil {
-		return Status{}, err
-	}
-	p.waitDone(ctx, min(wait, MaxWait))
-	return p.status(true), nil
-}
-
-// Wait waits until the process finishes (no cap but ctx) and returns its
-// final status with the tail of its output. When ctx ends first it returns
-// the current status and ctx's error.
-func (s *Supervisor) Wait(ctx context.Context, sessionID, ref string) (Status, error) {
-	p, err := s.lookup(sessionID, ref)
-	if err != nil {
-		return Status{}, err
-	}
-	select {
-	case <-p.done:
-		return p.status(true), nil
-	case <-ctx.Done():
-		return p.status(true), fmt.Errorf("waiting for process %s: %w", p.id, ctx.Err())
-	}
-}
-
-// List returns the session's processes, live and finished, in start
-// order, without output tails. An unknown session has none.
-func (s *Supervisor) List(sessionID string) ([]Status, error) {
-	if err := checkSession(sessionID); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	var ps []*proc
-	if sess := s.sessions[sessionID]; sess != nil {
-		ps = slices.Clone(sess.procs)
-	}
-	s.mu.Unlock()
-	out := make([]Status, 0, len(ps))
-	for _, p := range ps {
-		out = append(out, p.status(false))
-	}
-	return out, nil
-}
-
-// Output returns a page of the process's output from cursor (Ring.Read:
-// at most max bytes, ≤ MaxPageBytes). A process loaded from a dead
-// supervisor's record has no output in memory: its page is empty and its
-// Note says where the log files are, if any. Errors: ErrBadSession,
-// ErrUnknownProcess, ErrCursorAhead, ErrPageTooSmall.
-func (s *Supervisor) Output(sessionID, ref string, cursor int64, max int) (Page, error) {
-	p, err := s.lookup(sessionID, ref)
-	if err != nil {
-		return Page{}, err
-	}
-	if p.ring == nil {
-		return p.noOutput(), nil
-	}
-	pg, err := p.ring.Read(cursor, max)
-	if err != nil {
-		return Page{}, fmt.Errorf("process %s: %w", p.id, err)
-	}
-	return pg, nil
-}
-
-// Tail returns the last n bytes of the process's output (at most
-// MaxPageBytes; n ≤ 0 means MaxPageBytes), starting on a character
-// boundary.
-func (s *Supervisor) Tail(sessionID, ref string, n int) (Page, error) {
-	p, err := s.lookup(sessionID, ref)
-	if err != nil {
-		return Page{}, err
-	}
-	if p.ring == nil {
-		return p.noOutput(), nil
-	}
-	return p.ring.Tail(n), nil
-}
-
-// Inbox returns the session's mails after cursor (0 for all), at most
-// max (≤ 0 or above MaxInbox means MaxInbox). Reading consumes nothing:
-// the same cursor gives the same mails, unless the bounded mailbox dropped
-// them (Resumed says so). Errors: ErrBadSession, ErrCursorAhead.
-func (s *Supervisor) Inbox(sessionID string, cursor int64, max int) (InboxPage, error) {
-	if err := checkSession(sessionID); err != nil {
-		return InboxPage{}, err
-	}
-	if max <= 0 || max > MaxInbox {
-		max = MaxInbox
-	}
-	s.mu.Lock()
-	sess := s.sessions[sessionID]
-	s.mu.Unlock()
-	if sess == nil {
-		if cursor != 0 {
-			return InboxPage{}, fmt.Errorf("reading the inbox at cursor %d: %w (the session has no mail)", cursor, ErrCursorAhead)
-		}
-		return InboxPage{Mails: []Mail{}}, nil
-	}
-	return sess.mail.read(cursor, max)
-}
-
-// Subscribe returns a channel that receives each new mail of the session
-// as it is appended (for push notifications), and a function that ends
-// the subscription. The channel is a nudge, not the record: when its
-// buffer (64 mails) is full, mails are not sent on it, so a subscriber
-// reads the Inbox from its last cursor when woken. CloseSession closes
-// the channel.
-func (s *Supervisor) Subscribe(sessionID string) (<-chan Mail, func(), error) {
-	if err := checkSession(sessionID); err != nil {
-		return nil, nil, err
-	}
-	s.mu.Lock()
-	sess := s.session(sessionID)
-	s.mu.Unlock()
-	ch, cancel := sess.mail.subscribe()
-	return ch, cancel, nil
-}
-
-// CloseSession stops every live process of the session with its declared
-// cancel (then SIGKILL after its stop grace), waits for them, and forgets
-// the session: its records (in memory and on disk), logs and mailbox; its
-// subscriptions' channels are closed. When ctx ends first it returns ctx's
-// error and keeps the session (the processes are still being stopped).
-func (s *Supervisor) CloseSession(ctx context.Context, sessionID string) error {
-	if err := checkSession(sessionID); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	sess := s.sessions[sessionID]
-	var ps []*proc
-	if sess != nil {
-		ps = slices.Clone(sess.procs)
-	}
-	s.mu.Unlock()
-	if sess == nil {
-		return nil
-	}
-	if err := stopAll(ctx, ps); err != nil {
-		return fmt.Errorf("closing session %q: %w", sessionID, err)
-	}
-	s.mu.Lock()
-	if s.sessions[sessionID] == sess {
-		delete(s.sessions, sessionID)
-	}
-	for _, p := range sess.procs {
-		delete(s.procs, p.id)
-	}
-	s.mu.Unlock()
-	for _, p := range sess.procs {
-		p.drop()
-	}
-	sess.mail.closeSubscribers()
-	return nil
-}
-
-// Close refuses new starts (ErrClosed) and stops every live process of
-// every session with its declared cancel, waiting for them until ctx ends.
-// Records stay on disk in their final states.
-func (s *Supervisor) Close(ctx context.Context) error {
-	s.mu.Lock()
-	s.closed = true
-	ps := make([]*proc, 0, len(s.procs))
-	for _, p := range s.procs {
-		ps = append(ps, p)
-	}
-	s.mu.Unlock()
-	if err := stopAll(ctx, ps); err != nil {
-		return fmt.Errorf("closing the supervisor: %w", err)
-	}
-	return nil
-}
-
-// stopAll asks every process to stop, then waits for all of them.
-func stopAll(ctx context.Context, ps []*proc) error {
-	for _, p := range ps {
-		p.requestStop(false)
-	}
-	for _, p := range ps {
-		select {
-		case <-p.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
 }
 
 // commandsEnabled says the lock declares builtin "process".

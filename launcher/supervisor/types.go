@@ -186,11 +186,9 @@ const (
 )
 
 // EventValidator checks one event line (JSON text without its newline)
-// against a compiled schema and returns the decoded value; the error says
-// why the event does not match. protocol.EventValidator satisfies it.
-type EventValidator interface {
-	Validate(line []byte) (any, error)
-}
+// against a compiled schema; it is the launcher's interface, so the same
+// injected compiler (validate.CompileEventSchema) serves both.
+type EventValidator = launcher.EventValidator
 
 // Mail kinds.
 const (

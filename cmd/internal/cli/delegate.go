@@ -45,12 +45,16 @@ func ExecCore() error {
 	return errors.New("unreachable")
 }
 
+// delegatedAnnotation marks the commands DelegatedCmd builds.
+const delegatedAnnotation = "toolbox/delegated"
+
 // DelegatedCmd is a command of toolbox-core listed in toolbox's help: its
 // whole command line, flags included, is handed to toolbox-core.
 func DelegatedCmd(g *Globals, use, short string) *cobra.Command {
 	return &cobra.Command{
 		Use:                use,
 		Short:              short,
+		Annotations:        map[string]string{delegatedAnnotation: "true"},
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if g.Delegate == nil {

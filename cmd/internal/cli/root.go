@@ -151,6 +151,7 @@ then runs tools only as the lock says.
 	for _, f := range more {
 		root.AddCommand(f(g))
 	}
+	root.SetHelpCommand(NewCmdHelp(g))
 	return root
 }
 

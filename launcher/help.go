@@ -1,0 +1,69 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"toolbox/manifest"
+	"toolbox/runspec"
+)
+
+// HelpTimeout bounds `TOOL help`: it prints text and must be quick.
+const HelpTimeout = 10 * time.Second
+
+// Help returns the longer help text of a locked tool or capability
+// (DESIGN.md §2 commands/help): what `TOOL help [command]` prints, run
+// under the tool's locked runtime like a call, on demand and never part of
+// a listing. A tool that has no help verb (it exits non-zero or prints
+// nothing), and a plugin tool, get a text built from their describe
+// document instead. Errors are those of Resolve and Verify.
+func Help(ctx context.Context, lockPath string, l *manifest.Lock, name string, callerEnv []string) (string, error) {
+	toolName, _, err := Resolve(l, name, nil)
+	if err != nil {
+		return "", err
+	}
+	if err := Verify(lockPath, l, toolName); err != nil {
+		return "", err
+	}
+	t := l.Tools[toolName]
+	if t.Kind == manifest.KindExec {
+		if err := runnable(toolName, t, nil); err == nil {
+			spec, cmd, err := runspec.Prepare(filepath.Dir(lockPath), t, l.EnvAllowlist, runspec.Params{Verb: runspec.VerbHelp, CallerEnv: callerEnv})
+			if err == nil {
+				res, err := execute(ctx, spec, cmd, execOptions{timeout: HelpTimeout, stop: stopFor(t.Describe)})
+				if err == nil && res.ExitCode == 0 && !res.TimedOut && len(strings.TrimSpace(string(res.Output))) > 0 {
+					return string(res.Output), nil
+				}
+			}
+		}
+	}
+	return describeHelp(toolName, t), nil
+}
+
+// describeHelp renders a tool's describe document as help text.
+func describeHelp(name string, t *manifest.Tool) string {
+	d := t.Describe
+	var b strings.Builder
+	desc := d.Description
+	for _, c := range d.Commands {
+		if c.Name == t.Command {
+			desc = c.Description
+		}
+	}
+	fmt.Fprintf(&b, "%s: %s\n", name, desc)
+	args, _ := d.CommandArgs(t.Command)
+	if len(args) > 0 {
+		b.WriteString("\nArguments:\n")
+	}
+	for _, a := range args {
+		req := "optional"
+		if a.Arity == "single" {
+			req = "required"
+		}
+		fmt.Fprintf(&b, "  %s (%s, %s): %s\n", a.Name, a.BackingType, req, a.Description)
+	}
+	return b.String()
+}

@@ -1,0 +1,293 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"toolbox/launcher/supervisor"
+	"toolbox/manifest"
+	"toolbox/protocol"
+	"toolbox/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.Init() // the landlock helper re-executes the binary that runs tools
+	os.Exit(m.Run())
+}
+
+// fixture is a directory holding a toolbox file, /bin/sh tools under
+// tools/ and a hand-built lock whose paths are relative to the directory.
+type fixture struct {
+	dir      string
+	lockPath string
+	lock     *manifest.Lock
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	hcl := filepath.Join(dir, "toolbox.hcl")
+	writeFile(t, hcl, "sandbox = \"none\"\n", 0o644)
+	return &fixture{
+		dir:      dir,
+		lockPath: filepath.Join(dir, "toolbox.lock.json"),
+		lock: &manifest.Lock{
+			Version:      manifest.FormatVersion,
+			File:         manifest.FileRef{Path: "toolbox.hcl", SHA256: sha256File(t, hcl)},
+			Sandbox:      "none",
+			Tools:        map[string]*manifest.Tool{},
+			Capabilities: map[string]*manifest.Capability{},
+		},
+	}
+}
+
+// addTool writes script as tools/NAME (a /bin/sh script; $1 is the verb
+// "run") and locks it with describe d (no args when nil), probe ok,
+// mechanism none.
+func (f *fixture) addTool(t testing.TB, name, script string, d *protocol.Describe) *manifest.Tool {
+	t.Helper()
+	dir := filepath.Join(f.dir, "tools")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	writeFile(t, path, "#!/bin/sh\n"+script+"\n", 0o755)
+	if d == nil {
+		d = &protocol.Describe{Slug: name, Description: "test tool " + name, Args: []protocol.Arg{}}
+	}
+	tool := &manifest.Tool{
+		Kind:     "exec",
+		Path:     "tools/" + name,
+		SHA256:   sha256File(t, path),
+		Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		Protocol: d.EffectiveProtocol(),
+		Describe: d,
+		Runtime:  manifest.Runtime{Mechanism: "none"},
+		Probe:    manifest.Probe{Status: manifest.StatusOK},
+	}
+	f.lock.Tools[name] = tool
+	return tool
+}
+
+// v1 is a v1 describe document with args.
+func v1(name string, args ...protocol.Arg) *protocol.Describe {
+	if args == nil {
+		args = []protocol.Arg{}
+	}
+	return &protocol.Describe{Slug: name, Description: "test tool " + name, Args: args}
+}
+
+// v2 is a v2 describe document of the given process.
+func v2(name string, p *protocol.Process, args ...protocol.Arg) *protocol.Describe {
+	d := v1(name, args...)
+	d.Protocol, d.Process = 2, p
+	return d
+}
+
+func arg(name, arity string) protocol.Arg {
+	return protocol.Arg{Name: name, Description: "the " + name, Type: "string", BackingType: "string", Arity: arity, Mode: protocol.ModePositional}
+}
+
+// serviceDescribe is an echo service: ready on "ready", reads jsonl events
+// {"op": string}, answers each with {"got": EVENT}.
+func serviceDescribe(name string) *protocol.Describe {
+	return v2(name, &protocol.Process{
+		Mode:   protocol.ProcessService,
+		Output: &protocol.Output{Framing: protocol.FramingJSONL, Event: json.RawMessage(`{"type":"object","required":["got"]}`)},
+		Input:  &protocol.Input{Framing: protocol.FramingJSONL, Event: json.RawMessage(`{"type":"object","properties":{"op":{"type":"string"}},"required":["op"],"additionalProperties":false}`)},
+		Ready:  &protocol.Ready{Kind: "line", Match: "^ready$"},
+	})
+}
+
+const serviceScript = `echo "$$" > "$(dirname "$0")/../service.pid"
+echo ready
+while read -r line; do echo "{\"got\": $line}"; done`
+
+// env is a running server with a connected SDK client.
+type env struct {
+	t      *testing.T
+	sup    *supervisor.Supervisor
+	srv    *Server
+	cs     *mcp.ClientSession
+	served chan error
+
+	mu       sync.Mutex
+	progress []string
+	logs     []any
+	updates  int
+}
+
+// start builds the server of f's lock and connects a client in memory.
+func (f *fixture) start(t *testing.T, mod func(*Options)) *env {
+	t.Helper()
+	sup, err := supervisor.New(supervisor.Config{
+		Lock: f.lock, LockPath: f.lockPath, CallerEnv: os.Environ(), CompileSchema: compileSupervisor,
+		Timing: supervisor.Timing{StartTimeout: 5 * time.Second, StopGrace: 2 * time.Second, SendQuiet: 150 * time.Millisecond, RoundGap: 100 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{LockPath: f.lockPath, Lock: f.lock, Supervisor: sup, CallerEnv: os.Environ()}
+	if mod != nil {
+		mod(&opts)
+	}
+	srv, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, sup: sup, srv: srv, served: make(chan error, 1)}
+	st, ct := mcp.NewInMemoryTransports()
+	go func() { e.served <- srv.Serve(context.Background(), st) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			e.mu.Lock()
+			e.progress = append(e.progress, r.Params.Message)
+			e.mu.Unlock()
+		},
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			e.mu.Lock()
+			e.logs = append(e.logs, r.Params.Data)
+			e.mu.Unlock()
+		},
+		ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
+			e.mu.Lock()
+			e.updates++
+			e.mu.Unlock()
+		},
+	})
+	cs, err := client.Connect(ctx(t), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cs = cs
+	t.Cleanup(func() {
+		e.close()
+		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := sup.Close(c); err != nil {
+			t.Errorf("closing the supervisor: %v", err)
+		}
+	})
+	return e
+}
+
+// close ends the client's connection and waits for Serve to return.
+func (e *env) close() {
+	if e.cs == nil {
+		return
+	}
+	_ = e.cs.Close()
+	e.cs = nil
+	select {
+	case err := <-e.served:
+		if err != nil {
+			e.t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		e.t.Errorf("Serve did not return after the client closed")
+	}
+}
+
+// call calls a tool, failing the test on a protocol error.
+func (e *env) call(name string, args any) *mcp.CallToolResult {
+	e.t.Helper()
+	return e.callWith(&mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+func (e *env) callWith(p *mcp.CallToolParams) *mcp.CallToolResult {
+	e.t.Helper()
+	res, err := e.cs.CallTool(ctx(e.t), p)
+	if err != nil {
+		e.t.Fatalf("calling %s: %v", p.Name, err)
+	}
+	return res
+}
+
+// text joins the result's text contents.
+func text(res *mcp.CallToolResult) string {
+	var s string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			s += tc.Text
+		}
+	}
+	return s
+}
+
+// decode decodes the result's structured content into v.
+func decode(t testing.TB, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	data, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("structured content %s: %v", data, err)
+	}
+}
+
+// wantOK fails unless res is a successful result.
+func wantOK(t testing.TB, res *mcp.CallToolResult) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool error: %s", text(res))
+	}
+}
+
+// wantFailure fails unless res is a tool error, and returns its Failure.
+func wantFailure(t testing.TB, res *mcp.CallToolResult) Failure {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("want a tool error, got %s", text(res))
+	}
+	var f Failure
+	decode(t, res, &f)
+	return f
+}
+
+func ctx(t testing.TB) context.Context {
+	t.Helper()
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func writeFile(t testing.TB, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sha256File is the test's own hash, independent of manifest.HashFile.
+func sha256File(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

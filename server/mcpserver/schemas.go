@@ -1,0 +1,133 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"toolbox/protocol"
+)
+
+// The input schemas and descriptions of the built-in tools. Their
+// arguments are decoded by decodeStrict, which refuses unknown keys, so
+// the schemas say additionalProperties false.
+
+const processesDescription = `Manage the processes this session started (services, background commands): list them, read one's status or output, or stop it. ` +
+	`action "list": every process; "status": one process (wait_seconds waits up to 30 s for it to finish); ` +
+	`"output": a page of its output from cursor (absolute byte positions; pass the page's "next" to continue); ` +
+	`"tail": the last max bytes; "stop": stop it (its declared cancel, then SIGKILL; force kills at once) and return its final state.`
+
+var processesSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "action": {"type": "string", "enum": ["list", "status", "output", "tail", "stop"], "description": "what to do"},
+    "process": {"type": "string", "description": "the process id (or a background command's name); required except for list"},
+    "cursor": {"type": "integer", "minimum": 0, "description": "output: the byte position to read from (0 = the start)"},
+    "max": {"type": "integer", "minimum": 1, "maximum": 65536, "description": "output and tail: at most this many bytes (default and maximum 65536)"},
+    "wait_seconds": {"type": "number", "minimum": 0, "maximum": 30, "description": "status: wait up to this long for the process to finish"},
+    "force": {"type": "boolean", "description": "stop: kill at once (SIGKILL) instead of the declared cancel"}
+  },
+  "required": ["action"],
+  "additionalProperties": false
+}`)
+
+const inboxDescription = `Read this session's mail: service events and process completions, oldest first. ` +
+	`Reading consumes nothing: pass the answer's "next" as cursor to get only newer mail.`
+
+var inboxSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "cursor": {"type": "integer", "minimum": 0, "description": "return mail after this sequence number (0 = from the oldest kept)"},
+    "max": {"type": "integer", "minimum": 1, "maximum": 100, "description": "at most this many mails (default and maximum 100)"}
+  },
+  "additionalProperties": false
+}`)
+
+const commandRunDescription = `Run a shell command in the background. ` +
+	`It waits inline up to wait_seconds (default 3, at most 30; 0 returns at once): when the command finishes in time the answer is its final status with the tail of its output, else it keeps running and its completion arrives in the inbox. ` +
+	`It runs unsandboxed with this server's user and environment.`
+
+var commandRunSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "minLength": 1, "description": "the shell command line"},
+    "name": {"type": "string", "pattern": "^[a-z0-9-]{1,63}$", "description": "optional name to address it by instead of its id; reusable once it finished"},
+    "label": {"type": "string", "description": "free text shown in lists"},
+    "cwd": {"type": "string", "description": "working directory (default: the server's)"},
+    "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "variables added to the environment"},
+    "timeout_seconds": {"type": "number", "minimum": 0, "description": "stop it after this long (default: no timeout)"},
+    "wait_seconds": {"type": "number", "minimum": 0, "maximum": 30, "description": "inline wait (default 3, at most 30; 0 returns at once)"}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`)
+
+const commandStatusDescription = `Status of a background command (or any process of this session): state, exit code and the tail of its output. wait_seconds (at most 30) waits for it to finish first.`
+
+var commandStatusSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "process": {"type": "string", "description": "the id process_run returned, or the command's name"},
+    "wait_seconds": {"type": "number", "minimum": 0, "maximum": 30, "description": "wait up to this long for it to finish"}
+  },
+  "required": ["process"],
+  "additionalProperties": false
+}`)
+
+const commandKillDescription = `Stop a background command (or any process of this session): SIGTERM to its process group, then SIGKILL after a grace period; force kills at once. Returns its final state.`
+
+var commandKillSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "process": {"type": "string", "description": "the id process_run returned, or the command's name"},
+    "force": {"type": "boolean", "description": "SIGKILL at once"}
+  },
+  "required": ["process"],
+  "additionalProperties": false
+}`)
+
+// sendSchema is the send companion's input schema: the process handle and
+// the event, typed with the declared input.event verbatim (a lines input
+// without a schema takes a string; a jsonl one any JSON value).
+func sendSchema(in *protocol.Input) json.RawMessage {
+	event := in.Event
+	if len(strings.TrimSpace(string(event))) == 0 {
+		event = json.RawMessage(`{}`)
+		if in.Framing == protocol.FramingLines {
+			event = json.RawMessage(`{"type": "string", "description": "one line of text"}`)
+		}
+	}
+	return json.RawMessage(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "process": {"type": "string", "description": "the handle the start returned"},
+    "event": %s
+  },
+  "required": ["process", "event"],
+  "additionalProperties": false
+}`, event))
+}
+
+// sendDescription describes a send companion.
+func sendDescription(service string) string {
+	return fmt.Sprintf("Send one event to a running %q process (started by calling %s) and return what it answered within a short window, or \"accepted\". "+
+		"The event must match the service's declared input schema.", service, MCPName(service))
+}
+
+// entryDescription is a catalog entry's description, with what a model
+// needs to know about its mode.
+func entryDescription(description, mode, name string, hasSend bool) string {
+	switch mode {
+	case protocol.ProcessService:
+		s := description + "\n\nThis is a service: each call starts a new process and returns its handle once it is ready; its events arrive in the inbox."
+		if hasSend {
+			s += fmt.Sprintf(" Talk to it with %s; list, read or stop it with %s.", MCPName(name)+SendSuffix, ProcessesTool)
+		} else {
+			s += fmt.Sprintf(" List, read or stop it with %s.", ProcessesTool)
+		}
+		return s
+	case protocol.ProcessStream:
+		return description + "\n\nThis is a stream: the call lasts until the tool ends, its events are sent as progress, and the result holds the last events and the count of those left out."
+	}
+	return description
+}

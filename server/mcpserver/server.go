@@ -1,0 +1,248 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"toolbox/launcher"
+	"toolbox/launcher/pluginrun"
+	"toolbox/launcher/supervisor"
+	"toolbox/manifest"
+)
+
+// Options configure a Server. LockPath, Lock and Supervisor are required.
+type Options struct {
+	// LockPath is the path of toolbox.lock.json (made absolute by New);
+	// paths in the lock are relative to its directory.
+	LockPath string
+	// Lock is the lock at LockPath, already read (manifest.Read). The
+	// server serves exactly its catalog; it re-reads nothing.
+	Lock *manifest.Lock
+	// Supervisor owns the processes of every connection: services, their
+	// sends, background commands, mail. New points it at Lock and LockPath
+	// (Supervisor.SetLock); give it Config.CompileSchema so that sent
+	// events are checked against their schema. The caller closes it after
+	// the server is done.
+	Supervisor *supervisor.Supervisor
+	// CallerEnv is the environment tools are built from (runspec's rules;
+	// usually os.Environ()).
+	CallerEnv []string
+	// Backends are --backend overrides, capability → tool (launcher.Resolve).
+	Backends map[string]string
+	// Logger receives the SDK's and the server's diagnostics; nil discards
+	// them. It must not write to stdout when serving stdio.
+	Logger *slog.Logger
+	// Version is the server version announced to clients ("" means "dev").
+	Version string
+	// StreamKeep is how many of the last events a stream tool's result
+	// holds (0 means supervisor.DefaultStreamKeep).
+	StreamKeep int
+	// ProgressInterval is how often long waits send a progress
+	// notification when the client gave a progress token (0 means
+	// DefaultProgressInterval; negative disables the heartbeat, not the
+	// progress of stream events).
+	ProgressInterval time.Duration
+	// MaxTextBytes caps a text result (0 means DefaultMaxTextBytes); the
+	// text is cut on a character boundary and says so.
+	MaxTextBytes int
+	// Plugins runs plugin tools; nil means pluginrun.Runner{} (the
+	// go-plugin host, linked into toolbox-core with this package).
+	Plugins launcher.PluginRunner
+}
+
+// Server is the MCP server of one locked toolbox. It is safe for
+// concurrent use by any number of connections; each connection gets its
+// own supervisor session.
+type Server struct {
+	opts     Options
+	lock     *manifest.Lock
+	lockPath string
+	sup      *supervisor.Supervisor
+	plugins  launcher.PluginRunner
+	log      *slog.Logger
+	mcp      *mcp.Server
+	names    []string
+	seq      atomic.Int64 // numbers binary results' URIs
+
+	mu     sync.Mutex
+	conns  map[*mcp.ServerSession]*conn
+	closed bool
+}
+
+// InboxURI is the resource that holds the reading connection's mail (the
+// newest MaxInbox mails, as JSON, like the inbox tool's answer). Clients
+// that subscribe to it get a resources/updated notification when mail
+// arrives.
+const InboxURI = "toolbox://inbox"
+
+// Instructions is what the server tells clients about itself.
+const instructions = `These tools come from a locked toolbox: each runs exactly as the lock says (hash-checked, sandboxed as declared). ` +
+	`A failed tool returns an error result with its exit code and the tail of its stderr. ` +
+	`A service tool returns a process handle; talk to it with its <name>_send tool, and list, read or stop processes with "processes". ` +
+	`Service events and process completions are mailed to this session: read them with "inbox" (they are also sent as logging notifications from logger "toolbox").`
+
+// New builds the server of opts.Lock: one MCP tool per catalog entry,
+// per service's send companion and per built-in tool the lock enables
+// (see ToolNames). Errors: a required option is missing, or the lock's
+// names collide once mapped for MCP clients (a *NameError for each,
+// joined; the fix is to rename and run `toolbox lock`).
+func New(opts Options) (*Server, error) {
+	switch {
+	case opts.Lock == nil:
+		return nil, errors.New("building the MCP server: no lock")
+	case opts.LockPath == "":
+		return nil, errors.New("building the MCP server: no lock path")
+	case opts.Supervisor == nil:
+		return nil, errors.New("building the MCP server: no process supervisor")
+	}
+	lockPath, err := filepath.Abs(opts.LockPath)
+	if err != nil {
+		return nil, fmt.Errorf("building the MCP server: %w", err)
+	}
+	names, err := ToolNames(opts.Lock)
+	if err != nil {
+		return nil, fmt.Errorf("building the MCP server: %w", err)
+	}
+	if opts.StreamKeep <= 0 {
+		opts.StreamKeep = supervisor.DefaultStreamKeep
+	}
+	if opts.ProgressInterval == 0 {
+		opts.ProgressInterval = DefaultProgressInterval
+	}
+	if opts.MaxTextBytes <= 0 {
+		opts.MaxTextBytes = DefaultMaxTextBytes
+	}
+	s := &Server{
+		opts: opts, lock: opts.Lock, lockPath: lockPath, sup: opts.Supervisor,
+		plugins: opts.Plugins, log: opts.Logger, names: names,
+		conns: map[*mcp.ServerSession]*conn{},
+	}
+	if s.plugins == nil {
+		s.plugins = pluginrun.Runner{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	noop := func(context.Context, *mcp.SubscribeRequest) error { return nil }
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "toolbox", Version: version}, &mcp.ServerOptions{
+		Instructions:       instructions,
+		Logger:             opts.Logger,
+		SubscribeHandler:   noop,
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	s.register()
+	s.sup.SetLock(lockPath, opts.Lock)
+	return s, nil
+}
+
+// register adds every tool of the plan, and the inbox resource when the
+// lock has processes.
+func (s *Server) register() {
+	specs := plan(s.lock)
+	sort.Slice(specs, func(i, j int) bool { return specs[i].name < specs[j].name })
+	sends := map[string]bool{}
+	for _, sp := range specs {
+		if sp.kind == kindSend {
+			sends[sp.entry.Name] = true
+		}
+	}
+	for _, sp := range specs {
+		t := &mcp.Tool{Name: sp.name}
+		var h mcp.ToolHandler
+		switch sp.kind {
+		case kindEntry:
+			mode := s.lock.Tools[sp.entry.Backend].Describe.Mode()
+			t.Description = entryDescription(sp.entry.Description, mode, sp.entry.Name, sends[sp.entry.Name])
+			t.InputSchema = sp.entry.InputSchema
+			h = s.entryHandler(sp.entry, sends[sp.entry.Name])
+		case kindSend:
+			t.Description, t.InputSchema = sendDescription(sp.entry.Name), sendSchema(sp.input)
+			h = s.sendHandler(sp.entry)
+		case kindProcesses:
+			t.Description, t.InputSchema = processesDescription, processesSchema
+			h = withConn(s, sp.name, s.processes)
+		case kindInbox:
+			t.Description, t.InputSchema = inboxDescription, inboxSchema
+			h = withConn(s, sp.name, s.inbox)
+			s.mcp.AddResource(&mcp.Resource{
+				URI: InboxURI, Name: "inbox", MIMEType: "application/json",
+				Description: "This session's newest mail (service events, process completions); subscribe to be told when mail arrives.",
+			}, s.readInbox)
+		case kindCommandRun:
+			t.Description, t.InputSchema = commandRunDescription, commandRunSchema
+			h = withConn(s, sp.name, s.commandRun)
+		case kindCommandStatus:
+			t.Description, t.InputSchema = commandStatusDescription, commandStatusSchema
+			h = withConn(s, sp.name, s.commandStatus)
+		case kindCommandKill:
+			t.Description, t.InputSchema = commandKillDescription, commandKillSchema
+			h = withConn(s, sp.name, s.commandKill)
+		}
+		s.mcp.AddTool(t, h)
+	}
+}
+
+// readInbox serves InboxURI: the reader's newest mails.
+func (s *Server) readInbox(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	c, err := s.conn(req.Session)
+	if err != nil {
+		return nil, err
+	}
+	// Find the newest mail's number, then read the MaxInbox mails up to it;
+	// the mailbox is bounded, so the walk is too.
+	pg, err := s.sup.Inbox(c.id, 0, supervisor.MaxInbox)
+	for err == nil && pg.More {
+		pg, err = s.sup.Inbox(c.id, pg.Next, supervisor.MaxInbox)
+	}
+	if err == nil && len(pg.Mails) < supervisor.MaxInbox && pg.Next > 0 {
+		from := max(pg.Next-supervisor.MaxInbox, pg.Earliest-1, 0)
+		pg, err = s.sup.Inbox(c.id, from, supervisor.MaxInbox)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the inbox: %w", err)
+	}
+	data, err := json.Marshal(pg)
+	if err != nil {
+		return nil, fmt.Errorf("reading the inbox: %w", err)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: InboxURI, MIMEType: "application/json", Text: string(data)}}}, nil
+}
+
+// MCP returns the SDK server, for transports this package does not wrap.
+// A connection made with it directly (Server.Connect) still gets its own
+// session, closed when the connection ends.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Names returns the MCP tool names served, sorted (ToolNames of the lock).
+func (s *Server) Names() []string { return append([]string(nil), s.names...) }
+
+// Close refuses new connections' sessions and stops the processes of every
+// open one (supervisor.CloseSession), waiting for them. It does not close
+// the Supervisor.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	cs := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	for _, c := range cs {
+		s.closeConn(c)
+	}
+}
