@@ -44,6 +44,8 @@ type stdoutSink struct {
 	partialCapped bool   // the current line went over the budget
 	events        []Event
 	lines         []string
+	keepEvents    int // > 0: keep only the last keepEvents events (stream tools)
+	elided        int // events dropped to keep the last keepEvents
 }
 
 func newStdoutSink(framing string, forward io.Writer, v EventValidator) *stdoutSink {
@@ -127,6 +129,13 @@ func (s *stdoutSink) endLine() {
 			return // a blank line is a separator, not an event
 		}
 		s.events = append(s.events, s.event(line))
+		if s.keepEvents > 0 && len(s.events) > s.keepEvents {
+			// A stream keeps only its last events; the budget follows.
+			drop := s.events[0]
+			s.kept -= len(drop.Event) + len(drop.Raw)
+			s.events = s.events[1:]
+			s.elided++
+		}
 	}
 }
 

@@ -46,6 +46,10 @@ type Request struct {
 	CallerEnv []string
 	// Session is the TOOLBOX_SESSION value; "" for none.
 	Session string
+	// KeepEvents is how many of a stream tool's last events the Result
+	// keeps (0 = DefaultKeepEvents); the others are counted in Elided.
+	// Every event still reaches Stdout as it arrives.
+	KeepEvents int
 	// CompileSchema compiles a tool's declared output event schema
 	// (validate.CompileEventSchema). It is injected so that this package
 	// does not link a JSON Schema library: nil makes Run refuse a jsonl tool
@@ -56,6 +60,10 @@ type Request struct {
 	// ErrNeedsPlugin, before launch.
 	Plugins PluginRunner
 }
+
+// DefaultKeepEvents is how many last events of a stream tool a Result
+// keeps when the Request does not say.
+const DefaultKeepEvents = 100
 
 // EventValidator validates one jsonl line against a compiled event schema;
 // the error says why the line is invalid. *validate.EventValidator is one.
@@ -102,8 +110,11 @@ type Result struct {
 	// Message is the empty-result AddMessage text, set when stdout was
 	// exactly empty and the tool exited 0.
 	Message string `json:"message,omitempty"`
-	// Events are the jsonl lines in order (blank lines skipped).
+	// Events are the jsonl lines in order (blank lines skipped); for a
+	// stream tool only the last Request.KeepEvents of them.
 	Events []Event `json:"events,omitempty"`
+	// Elided counts the events of a stream tool left out of Events.
+	Elided int `json:"elided,omitempty"`
 	// Lines are the stdout lines without their "\n".
 	Lines []string `json:"lines,omitempty"`
 	// StderrTail is the last StderrTailBytes of stderr.
@@ -184,6 +195,12 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		timeout: callTimeout(req.Timeout, t), stop: stopFor(t.Describe),
 		stdout: req.Stdout, stderr: req.Stderr,
 		emptyResult: t.Describe.EmptyResult, mediaType: t.Describe.OutputMediaType,
+	}
+	if t.Describe.Mode() == protocol.ProcessStream {
+		o.keepEvents = req.KeepEvents
+		if o.keepEvents <= 0 {
+			o.keepEvents = DefaultKeepEvents
+		}
 	}
 	var res *Result
 	if t.Kind == manifest.KindPlugin {

@@ -418,3 +418,31 @@ func TestRunPluginWithoutHost(t *testing.T) {
 		t.Fatal("the plugin ran")
 	}
 }
+
+// TestRunStreamKeepsLastEvents: a stream tool's Result keeps the last
+// KeepEvents events and counts the rest, while every event is streamed.
+func TestRunStreamKeepsLastEvents(t *testing.T) {
+	f := newFixture(t)
+	f.addTool(t, "ticks", `i=1; while [ $i -le 50 ]; do echo "{\"n\":$i}"; i=$((i+1)); done`, &protocol.Describe{
+		Protocol: 2, Slug: "ticks", Description: "d", Args: []protocol.Arg{},
+		Process: &protocol.Process{Mode: protocol.ProcessStream, Output: &protocol.Output{
+			Event: json.RawMessage(`{"type":"object","required":["n"]}`),
+		}},
+	})
+	var stream bytes.Buffer
+	req := f.request("ticks", nil)
+	req.Stdout, req.KeepEvents = &stream, 5
+	res, err := Run(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Events) != 5 || res.Elided != 45 {
+		t.Fatalf("kept %d events, elided %d; want 5 and 45", len(res.Events), res.Elided)
+	}
+	if string(res.Events[0].Event) != `{"n":46}` || string(res.Events[4].Event) != `{"n":50}` {
+		t.Errorf("kept %s .. %s, want n 46 .. 50", res.Events[0].Event, res.Events[4].Event)
+	}
+	if got := strings.Count(stream.String(), "\n"); got != 50 {
+		t.Errorf("streamed %d lines, want all 50", got)
+	}
+}

@@ -113,6 +113,7 @@ type execOptions struct {
 	stderr      io.Writer
 	emptyResult *protocol.EmptyResult
 	mediaType   string
+	keepEvents  int
 }
 
 // execute runs c with the sinks of o attached and builds the Result (all
@@ -129,6 +130,7 @@ func execute(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, o execO
 // only when the tool never started.
 func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (outcome, error)) (*Result, error) {
 	out := newStdoutSink(o.framing, o.stdout, o.validator)
+	out.keepEvents = o.keepEvents
 	errs := &tailSink{forward: o.stderr}
 	ended, err := run(out, errs)
 	if !ended.started {
@@ -146,6 +148,7 @@ func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (out
 		Binary:      !out.utf8.valid(),
 		MediaType:   o.mediaType,
 		Events:      out.events,
+		Elided:      out.elided,
 		Lines:       out.lines,
 		StderrTail:  errs.tail(),
 		Elapsed:     ended.elapsed,

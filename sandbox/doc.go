@@ -11,9 +11,11 @@
 //     namespaces, no capabilities, no nested user namespaces.
 //   - landlock: the toolbox binary re-executes itself as a hidden helper
 //     (see Init) that restricts one of its threads with a Landlock ruleset
-//     of a fixed ABI (requiredLandlockABI; never best effort) and starts
-//     the tool from that thread. The helper stays the tool's parent as a
-//     child subreaper, so every descendant dies when the tool ends.
+//     of a fixed ABI (6: filesystem rights and signal scoping; a kernel
+//     without it is refused, never served best effort), takes root's
+//     capabilities away from it and starts the tool from that thread. The
+//     helper stays the tool's parent as a child subreaper, so every
+//     descendant dies when the tool ends.
 //
 // Detect finds out by running them what this machine can enforce, and
 // Resolve turns the operator's request (bwrap, landlock, auto, none) and

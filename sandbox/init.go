@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"strconv"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,12 +17,24 @@ import (
 //   - otherwise it marks every descriptor above 2 close-on-exec, so that
 //     descriptors toolbox inherited from its own parent never leak into a
 //     child (Go opens its own descriptors close-on-exec already).
+//
+// In a process that did not call Init, landlock refuses to start tools
+// (ErrStartFailed) and Detect reports it unusable, saying why.
 func Init() {
 	if len(os.Args) > 1 && os.Args[1] == helperArg {
-		os.Exit(runHelper())
+		// Nothing to flush: exit at once, without os.Exit's hooks (a race
+		// build would sleep a second there).
+		unix.Exit(runHelper())
 	}
 	markCloexec()
+	initDone.Store(true)
 }
+
+// initDone records that Init ran in this process. Without it the landlock
+// helper cannot work (the re-executed binary would run its normal main;
+// a test binary would even run its tests again, recursively), so landlock
+// refuses to start.
+var initDone atomic.Bool
 
 // markCloexec sets close-on-exec on every descriptor from 3 up, with
 // close_range(2) where the kernel has it (5.11+), else one by one.

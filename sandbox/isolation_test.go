@@ -193,3 +193,23 @@ func openPTY(t *testing.T) *os.File {
 	t.Cleanup(func() { pts.Close() })
 	return pts
 }
+
+// A sandboxed tool cannot signal toolbox (nor, under landlock, its own
+// helper): root inside is no root outside. Twin: under None it can.
+func TestToolCannotSignalToolbox(t *testing.T) {
+	script := fmt.Sprintf(`kill -0 %d && echo reached; kill -0 $PPID && echo parent`, os.Getpid())
+	for _, m := range []Mechanism{None, Bwrap, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			r := runSh(t, &Spec{Mechanism: m}, script)
+			switch {
+			case m == None && r.stdout != "reached\nparent\n":
+				t.Fatalf("twin: a None tool could not signal toolbox: %q %q", r.stdout, r.stderr)
+			case m == Bwrap && strings.Contains(r.stdout, "reached"):
+				t.Fatalf("a bwrap tool signalled toolbox: %q", r.stdout)
+			case m == Landlock && r.stdout != "":
+				t.Fatalf("a landlock tool signalled toolbox or its helper: %q", r.stdout)
+			}
+		})
+	}
+}

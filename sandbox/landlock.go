@@ -95,6 +95,9 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 	if r := landlockDeclRefusal(s.NetNone, s.TmpPrivate); r != nil {
 		return nil, nil, nil, r
 	}
+	if !initDone.Load() {
+		return nil, nil, nil, fmt.Errorf("%w: the landlock helper needs sandbox.Init to be called first in main (or TestMain)", ErrStartFailed)
+	}
 	gs, err := s.grants()
 	if err != nil {
 		return nil, nil, nil, err
@@ -193,8 +196,7 @@ func landlockDeclRefusal(netNone, tmpPrivate bool) *RefusalError {
 }
 
 // readHelperStatus waits for the helper's first line: nil for "ok", the
-// helper's error otherwise (also when it exited without a word, e.g. a
-// binary whose main does not call Init).
+// helper's error otherwise (also when it exited without a word).
 func readHelperStatus(r *os.File) error {
 	defer r.Close()
 	line, err := bufio.NewReader(r).ReadString('\n')
@@ -205,7 +207,7 @@ func readHelperStatus(r *os.File) error {
 	case line != "":
 		return fmt.Errorf("%w: landlock helper: %s", ErrStartFailed, line)
 	case err == io.EOF:
-		return fmt.Errorf("%w: landlock helper exited before starting the tool (does main call sandbox.Init?)", ErrStartFailed)
+		return fmt.Errorf("%w: landlock helper exited before starting the tool", ErrStartFailed)
 	default:
 		return fmt.Errorf("%w: reading landlock helper status: %w", ErrStartFailed, err)
 	}

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -174,8 +176,12 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("SIGKILL read as %d", r.code)
 			}
 			_, err := Start(&Spec{Mechanism: m}, Command{Path: "/nonexistent/tool"})
-			if err == nil || !strings.Contains(err.Error(), "start failed") {
+			if !errors.Is(err, ErrStartFailed) || !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("a missing executable: %v", err)
+			}
+			_, err = Start(&Spec{Mechanism: m}, Command{Path: "/etc/passwd"})
+			if !errors.Is(err, ErrStartFailed) || !errors.Is(err, fs.ErrPermission) {
+				t.Errorf("a file that is not executable: %v", err)
 			}
 		})
 	}

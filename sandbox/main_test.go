@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // testToolArg makes the test binary a small network client, for the net
@@ -26,10 +28,11 @@ const canaryVar, canaryValue = "TOOLBOX_TEST_CANARY", "canary-c4n4ry"
 func TestMain(m *testing.M) {
 	Init() // the landlock helper re-executes this binary
 	if len(os.Args) > 3 && os.Args[1] == testToolArg {
+		// unix.Exit: a race build would sleep a second in os.Exit.
 		if os.Args[2] == "spawn" {
-			os.Exit(spawnAndExit(os.Args[3]))
+			unix.Exit(spawnAndExit(os.Args[3]))
 		}
-		os.Exit(testTool(os.Args[2], os.Args[3]))
+		unix.Exit(testTool(os.Args[2], os.Args[3]))
 	}
 	if os.Getenv(canaryVar) == "" {
 		env := append(os.Environ(), canaryVar+"="+canaryValue)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // systemDirs are bound read-only (or recreated as symlinks on usrmerge
@@ -311,7 +312,7 @@ func checkExecutable(p string) error {
 		return fmt.Errorf("%w: %w", ErrStartFailed, &fs.PathError{Op: "exec", Path: p, Err: unwrapErrno(err)})
 	}
 	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("%w: %w", ErrStartFailed, &fs.PathError{Op: "exec", Path: p, Err: fs.ErrPermission})
+		return fmt.Errorf("%w: %w", ErrStartFailed, &fs.PathError{Op: "exec", Path: p, Err: syscall.EACCES})
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -116,4 +117,20 @@ func TestDetectMatchesResolve(t *testing.T) {
 func (s Support) withoutLandlock() Support {
 	s.Landlock, s.LandlockReason = false, "the kernel has no landlock"
 	return s
+}
+
+// Without Init the re-executed binary would run its normal main (a test
+// binary its tests, recursively): landlock refuses instead.
+func TestLandlockNeedsInit(t *testing.T) {
+	requireMechanism(t, Landlock)
+	initDone.Store(false)
+	_, err := Start(&Spec{Mechanism: Landlock}, Command{Path: "/bin/true"})
+	initDone.Store(true)
+	if !errors.Is(err, ErrStartFailed) || !strings.Contains(err.Error(), "sandbox.Init") {
+		t.Fatalf("without Init: %v", err)
+	}
+	r := runSh(t, &Spec{Mechanism: Landlock}, "exit 0")
+	if r.code != 0 {
+		t.Fatalf("with Init: exit %d, %q", r.code, r.stderr)
+	}
 }

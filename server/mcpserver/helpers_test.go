@@ -127,8 +127,9 @@ type env struct {
 	updates  int
 }
 
-// start builds the server of f's lock and connects a client in memory.
-func (f *fixture) start(t *testing.T, mod func(*Options)) *env {
+// newSupervisor is a supervisor of f's lock with short timings, closed at
+// the end of the test.
+func newSupervisor(t *testing.T, f *fixture) *supervisor.Supervisor {
 	t.Helper()
 	sup, err := supervisor.New(supervisor.Config{
 		Lock: f.lock, LockPath: f.lockPath, CallerEnv: os.Environ(), CompileSchema: compileSupervisor,
@@ -137,6 +138,20 @@ func (f *fixture) start(t *testing.T, mod func(*Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := sup.Close(c); err != nil {
+			t.Errorf("closing the supervisor: %v", err)
+		}
+	})
+	return sup
+}
+
+// start builds the server of f's lock and connects a client in memory.
+func (f *fixture) start(t *testing.T, mod func(*Options)) *env {
+	t.Helper()
+	sup := newSupervisor(t, f)
 	opts := Options{LockPath: f.lockPath, Lock: f.lock, Supervisor: sup, CallerEnv: os.Environ()}
 	if mod != nil {
 		mod(&opts)
@@ -170,14 +185,7 @@ func (f *fixture) start(t *testing.T, mod func(*Options)) *env {
 		t.Fatal(err)
 	}
 	e.cs = cs
-	t.Cleanup(func() {
-		e.close()
-		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := sup.Close(c); err != nil {
-			t.Errorf("closing the supervisor: %v", err)
-		}
-	})
+	t.Cleanup(e.close) // before the supervisor's: cleanups run last first
 	return e
 }
 

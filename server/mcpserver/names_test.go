@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestToolNamesCollisions(t *testing.T) {
 
 	names, err := ToolNames(f.lock)
 	for _, n := range []string{"fine", "watch", "watch_send", "inbox", "kv_get", "processes"} {
-		if !contains(names, n) {
+		if !slices.Contains(names, n) {
 			t.Errorf("names %v lack %q", names, n)
 		}
 	}
@@ -100,15 +101,6 @@ func TestNewRefusesCollisions(t *testing.T) {
 	if !errors.As(err, &ne) || ne.Name != "kv_get" {
 		t.Errorf("New: %v, want the kv_get collision", err)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // unjoin splits an errors.Join error.

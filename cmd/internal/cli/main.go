@@ -29,4 +29,5 @@ var CoreCommands = []struct{ Use, Short string }{
 	{"check", "Check that the toolbox file and its lock load (--probe: run every probe now)"},
 	{"describe PATH", "Run one tool binary's describe and validate it (for tool authors)"},
 	{"fmt [FILE...]", "Format toolbox files in canonical HCL layout"},
+	{"mcp", "Serve the locked toolbox to an MCP client over stdio"},
 }

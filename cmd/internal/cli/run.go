@@ -27,6 +27,7 @@ type RunOptions struct {
 	Timeout  time.Duration
 	JSON     bool
 	Session  string
+	Keep     int
 }
 
 // NewCmdRun builds the run command; runF, when not nil, replaces its run
@@ -63,6 +64,7 @@ printed instead.`,
 	f.StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: try this backend first (repeatable; unknown names are ignored)")
 	f.DurationVar(&opts.Timeout, "timeout", 0, "call timeout, e.g. 30s (default: the tool's timeout in the toolbox file, else 2m)")
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON envelope instead of the raw result")
+	f.IntVar(&opts.Keep, "keep", launcher.DefaultKeepEvents, "stream tools: how many last events the result keeps (every event is printed as it arrives)")
 	f.StringVar(&opts.Session, "session", os.Getenv("TOOLBOX_SESSION"), "session id passed to the tool as TOOLBOX_SESSION")
 	return cmd
 }
@@ -136,7 +138,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	req := launcher.Request{
 		LockPath: lockPath, Lock: l, Name: opts.Name, Backends: backends, Args: args,
 		Timeout: opts.Timeout, CallerEnv: os.Environ(), Session: opts.Session,
-		CompileSchema: opts.CompileSchema, Plugins: opts.Plugins,
+		CompileSchema: opts.CompileSchema, Plugins: opts.Plugins, KeepEvents: opts.Keep,
 	}
 	if !opts.JSON {
 		req.Stdout, req.Stderr = opts.IO.Out, opts.IO.Err
@@ -160,6 +162,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 		if err != nil {
 			fmt.Fprintf(opts.IO.Err, "error: %v\n", err)
+		}
+		if res.Elided > 0 {
+			fmt.Fprintf(opts.IO.Err, "toolbox: %d events; the result keeps the last %d\n", res.Elided+len(res.Events), len(res.Events))
 		}
 		if res.TimedOut {
 			fmt.Fprintf(opts.IO.Err, "error: %s timed out after %s and was stopped\n", res.Tool, res.Elapsed.Round(time.Millisecond))
@@ -187,7 +192,11 @@ func (o *RunOptions) refused(err error) error {
 	return WithCode(code, err)
 }
 
-// envelope is the stable --json output of run.
+// envelope is the stable --json output of run: tool (the name called),
+// backend and capability, exit_code, timed_out, then the result as one of
+// result (text, or base64 with result_encoding), events (jsonl; for a
+// stream tool the last --keep, with elided counting the others) or lines,
+// media_type, truncated, error {message, stderr_tail}, elapsed_ms.
 type envelope struct {
 	Tool           string           `json:"tool"`
 	Backend        string           `json:"backend,omitempty"`
@@ -199,6 +208,7 @@ type envelope struct {
 	MediaType      string           `json:"media_type,omitempty"`
 	Truncated      bool             `json:"truncated,omitempty"`
 	Events         []launcher.Event `json:"events,omitempty"`
+	Elided         int              `json:"elided,omitempty"`
 	Lines          []string         `json:"lines,omitempty"`
 	Error          *envelopeError   `json:"error,omitempty"`
 	ElapsedMS      int64            `json:"elapsed_ms"`
@@ -219,7 +229,7 @@ func envelopeOf(name string, res *launcher.Result, err error) envelope {
 	env.Tool, env.Backend, env.Capability = res.Tool, res.Backend, res.Capability
 	env.ExitCode, env.TimedOut, env.MediaType, env.Truncated = res.ExitCode, res.TimedOut, res.MediaType, res.Truncated
 	env.ElapsedMS = res.Elapsed.Milliseconds()
-	env.Events, env.Lines = res.Events, res.Lines
+	env.Events, env.Lines, env.Elided = res.Events, res.Lines, res.Elided
 	switch {
 	case res.Message != "":
 		env.Result = &res.Message

@@ -38,6 +38,7 @@ func NewRoot(io cli.IOStreams) *cobra.Command {
 		func(g *cli.Globals) *cobra.Command { return NewCmdCheck(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdDescribe(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdFmt(g, nil) },
+		func(g *cli.Globals) *cobra.Command { return NewCmdMCP(g, nil) },
 	)
 }
 

@@ -1,0 +1,211 @@
+package corecmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"toolbox/cmd/internal/cli"
+	"toolbox/launcher/supervisor"
+	"toolbox/manifest"
+	"toolbox/protocol/validate"
+	"toolbox/server/mcpserver"
+)
+
+// MCPOptions are the inputs of the mcp command.
+type MCPOptions struct {
+	*cli.Globals
+	// Backends are --backend capability=tool overrides.
+	Backends []string
+	// CallerEnv is the environment tools are built from; nil means
+	// os.Environ().
+	CallerEnv []string
+}
+
+// NewCmdMCP builds the mcp command; runF, when not nil, replaces its run
+// (tests check flag parsing with it).
+func NewCmdMCP(g *cli.Globals, runF func(*MCPOptions) error) *cobra.Command {
+	opts := &MCPOptions{Globals: g}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the locked toolbox to an MCP client over stdio",
+		Long: `mcp serves the locked toolbox over the Model Context Protocol on stdin and
+stdout until stdin closes; nothing else is ever written to stdout. Configure a
+client with the command "toolbox mcp -f /path/to/toolbox.hcl".
+
+Every capability and every tool not hidden behind one is an MCP tool (names
+mapped for strict clients: kv.get becomes kv_get); each service gets a
+<name>_send tool; "processes" and "inbox" manage what services and background
+commands (builtin "process") started. Tools run exactly as ` + "`toolbox run`" + ` runs
+them. The lock must exist and match the toolbox file (run ` + "`toolbox lock`" + `).
+
+Processes are recorded under --state-dir, by default $XDG_STATE_HOME/toolbox,
+else ~/.local/state/toolbox, else the user cache directory; when the default
+cannot be created, nothing is recorded. They stop when the client disconnects.`,
+		Args: cli.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return mcpRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: serve the capability with this backend first (repeatable; unknown names are ignored)")
+	return cmd
+}
+
+func mcpRun(ctx context.Context, opts *MCPOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	backends, err := backendOverrides(opts.Backends)
+	if err != nil {
+		return err
+	}
+	lockPath, l, err := freshLock(opts.ToolboxFile())
+	if err != nil {
+		return err
+	}
+	env := opts.CallerEnv
+	if env == nil {
+		env = os.Environ()
+	}
+	sup, err := newMCPSupervisor(opts, lockPath, l, env)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := mcpserver.New(mcpserver.Options{
+		LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: env, Backends: backends,
+		Logger: logger, Version: buildVersion(),
+	})
+	if err != nil {
+		closeSupervisor(opts, sup)
+		return fmt.Errorf("%w; run `toolbox lock`", err)
+	}
+	// SIGINT and SIGTERM end the connection like a closed stdin does: the
+	// session's processes are stopped before the exit.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	serr := srv.ServeIO(ctx, opts.IO.In, opts.IO.Out)
+	srv.Close()
+	closeSupervisor(opts, sup)
+	return serr
+}
+
+// freshLock reads the lock of toolboxFile and refuses it, with the fix,
+// when it is missing or the toolbox file changed since (DESIGN.md §4).
+// Each tool's binary is verified at each call.
+func freshLock(toolboxFile string) (string, *manifest.Lock, error) {
+	lockPath := manifest.LockPath(toolboxFile)
+	if abs, err := filepath.Abs(lockPath); err == nil {
+		lockPath = abs
+	}
+	l, err := manifest.Read(lockPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, fmt.Errorf("%s does not exist; run `toolbox lock` first", lockPath)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	file := filepath.Join(filepath.Dir(lockPath), filepath.FromSlash(l.File.Path))
+	sum, err := manifest.HashFile(file)
+	switch {
+	case err != nil:
+		return "", nil, fmt.Errorf("reading the toolbox file of %s: %w; run `toolbox lock`", lockPath, err)
+	case sum != l.File.SHA256:
+		return "", nil, fmt.Errorf("toolbox file %q changed since the lock; run `toolbox lock`", l.File.Path)
+	}
+	return lockPath, l, nil
+}
+
+// newMCPSupervisor creates the supervisor of the session's processes. An
+// explicit --state-dir that cannot be used is an error; the default one
+// falls back to keeping no records, with a warning.
+func newMCPSupervisor(opts *MCPOptions, lockPath string, l *manifest.Lock, env []string) (*supervisor.Supervisor, error) {
+	cfg := supervisor.Config{
+		StateDir: opts.StateDir, Lock: l, LockPath: lockPath, CallerEnv: env,
+		CompileSchema: compileSupervisorSchema,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(opts.IO.Err, "toolbox mcp: "+format+"\n", args...)
+		},
+	}
+	if cfg.StateDir != "" {
+		sup, err := supervisor.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("--state-dir %q: %w", cfg.StateDir, err)
+		}
+		return sup, nil
+	}
+	cfg.StateDir = defaultStateDir()
+	sup, err := supervisor.New(cfg)
+	if err == nil {
+		return sup, nil
+	}
+	fmt.Fprintf(opts.IO.Err, "warning: %v; process records are not kept (set --state-dir)\n", err)
+	cfg.StateDir = ""
+	return supervisor.New(cfg)
+}
+
+// defaultStateDir is $XDG_STATE_HOME/toolbox, else ~/.local/state/toolbox
+// (the XDG default), else <user cache dir>/toolbox, else "".
+func defaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "toolbox")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "state", "toolbox")
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "toolbox")
+	}
+	return ""
+}
+
+// closeSupervisor stops whatever is left (nothing, normally: the session
+// closed its processes), bounded so that a stuck process cannot keep the
+// command from exiting.
+func closeSupervisor(opts *MCPOptions, sup *supervisor.Supervisor) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := sup.Close(ctx); err != nil {
+		fmt.Fprintf(opts.IO.Err, "toolbox mcp: %v\n", err)
+	}
+}
+
+func backendOverrides(list []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, s := range list {
+		c, t, ok := strings.Cut(s, "=")
+		if !ok || c == "" || t == "" {
+			return nil, &cli.UsageError{Err: fmt.Errorf("--backend %q: write capability=tool", s)}
+		}
+		m[c] = t
+	}
+	return m, nil
+}
+
+func compileSupervisorSchema(schema json.RawMessage) (supervisor.EventValidator, error) {
+	return validate.CompileEventSchema(schema)
+}
+
+// buildVersion is the module version the binary was built from, "devel"
+// when unknown.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
