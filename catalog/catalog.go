@@ -76,6 +76,16 @@ func entry(name, backend string, t *manifest.Tool) Entry {
 	}
 	desc := d.Description
 	args, _ := d.CommandArgs(t.Command)
+	if len(t.Bindings) > 0 {
+		// Bound args are the operator's: the model neither sees nor sets them.
+		var free []protocol.Arg
+		for _, a := range args {
+			if t.Bindings[a.Name] == nil {
+				free = append(free, a)
+			}
+		}
+		args = free
+	}
 	for _, c := range d.Commands {
 		if c.Name == t.Command {
 			desc = c.Description

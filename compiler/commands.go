@@ -33,10 +33,11 @@ func expand(name string, lt *manifest.Tool, r *ToolReport, tools map[string]*man
 	// The binary's own report stays: check --probe shows its probe.
 }
 
-// commandArgs are the args a locked tool takes: its command's, or its own.
-func commandArgs(t *manifest.Tool) []protocol.Arg {
+// modelArgs are the args a model passes to a locked tool: its command's
+// (or its own), less those the operator bound.
+func modelArgs(t *manifest.Tool) []protocol.Arg {
 	args, _ := t.Describe.CommandArgs(t.Command)
-	return args
+	return unbound(args, t.Bindings)
 }
 
 // StrictName is the name a strict client (MCP: ^[a-zA-Z0-9_-]{1,64}$) gets

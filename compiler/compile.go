@@ -137,7 +137,7 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 // resolveCapability checks that all backends declare the same args and
 // picks the active one: the first ok, else the first unverified, else none.
 func resolveCapability(cp *CapabilityDecl, tools map[string]*manifest.Tool, reports map[string]*ToolReport) (*manifest.Capability, []error) {
-	lc := &manifest.Capability{Description: cp.Description, Backends: cp.Backends, Required: cp.Required}
+	lc := &manifest.Capability{Description: cp.Description, Backends: cp.Backends, Required: cp.Required, FallbackOn: cp.FallbackOn}
 	var errs []error
 	block := fmt.Sprintf("capability %q", cp.Name)
 	first := ""
@@ -153,8 +153,8 @@ func resolveCapability(cp *CapabilityDecl, tools map[string]*manifest.Tool, repo
 			first = b
 			continue
 		}
-		if msg := argsDiffer(first, commandArgs(tools[first]), b, commandArgs(t)); msg != "" {
-			errs = append(errs, at(cp.BackendRange, block, msg, "all backends of a capability must declare the same args (name, backing_type, arity)"))
+		if msg := argsDiffer(first, modelArgs(tools[first]), b, modelArgs(t)); msg != "" {
+			errs = append(errs, at(cp.BackendRange, block, msg, "all backends of a capability must declare the same args (name, backing_type, arity), bound args left out"))
 		}
 	}
 	for _, want := range []string{manifest.StatusOK, manifest.StatusUnverified} {
@@ -271,6 +271,9 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	}
 	lt.Describe = d
 	lt.Protocol = d.EffectiveProtocol()
+	if lt.Bindings, err = lockBindings(t, d); err != nil {
+		return nil, err
+	}
 
 	rt, err := p.resolveRuntime(t, d)
 	if err != nil {

@@ -58,6 +58,19 @@ type ToolDecl struct {
 	Timeout time.Duration
 	// AllowRunAs is false when the operator refuses a run_as declaration.
 	AllowRunAs bool
+	// Bindings are the operator's bound arguments (bind blocks), checked
+	// against the describe document once the tool is probed.
+	Bindings []*BindDecl
+}
+
+// BindDecl is one `bind "arg" { value = ... | env = "VAR", secret = bool }`.
+type BindDecl struct {
+	Arg string
+	// Value is the literal as JSON, nil when Env is set.
+	Value  []byte
+	Env    string
+	Secret bool
+	Range  hcl.Range
 }
 
 // CapabilityDecl is one capability block.
@@ -66,7 +79,9 @@ type CapabilityDecl struct {
 	Description string
 	Backends    []string
 	Required    bool
-	Range       hcl.Range
+	// FallbackOn are exit codes that move a call to the next backend.
+	FallbackOn []int
+	Range      hcl.Range
 	// BackendRange locates the backends attribute.
 	BackendRange hcl.Range
 }
@@ -90,6 +105,7 @@ var rootSchema = &hcl.BodySchema{
 
 var toolSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}, {Name: "timeout"}, {Name: "allow_run_as"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "bind", LabelNames: []string{"arg"}}},
 }
 
 var toolsSchema = &hcl.BodySchema{
@@ -97,7 +113,7 @@ var toolsSchema = &hcl.BodySchema{
 }
 
 var capabilitySchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "backends", Required: true}, {Name: "required"}, {Name: "description"}},
+	Attributes: []hcl.AttributeSchema{{Name: "backends", Required: true}, {Name: "required"}, {Name: "description"}, {Name: "fallback_on"}},
 }
 
 // Load reads and validates the toolbox file at path. It checks everything
@@ -233,6 +249,9 @@ func (l *loader) tool(b *hcl.Block, block string) {
 	if !l.options(t, c, block) {
 		return
 	}
+	if !l.bindings(t, c, block) {
+		return
+	}
 	if l.executable(t.Path, c.Attributes["path"].Expr.Range(), block) {
 		l.cfg.Tools = append(l.cfg.Tools, t)
 	}
@@ -334,6 +353,9 @@ func (l *loader) capability(b *hcl.Block, block string) {
 	}
 	if a := c.Attributes["description"]; a != nil {
 		cp.Description, _ = l.str(a, block)
+	}
+	if a := c.Attributes["fallback_on"]; a != nil {
+		cp.FallbackOn = l.exitCodes(a, block)
 	}
 	l.cfg.Capabilities = append(l.cfg.Capabilities, cp)
 }

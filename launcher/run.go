@@ -1,11 +1,14 @@
 package launcher
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -115,6 +118,9 @@ type Result struct {
 	Events []Event `json:"events,omitempty"`
 	// Elided counts the events of a stream tool left out of Events.
 	Elided int `json:"elided,omitempty"`
+	// Tried lists the backends tried, in order, when the capability
+	// declares fallback_on (the last one served); nil otherwise.
+	Tried []string `json:"tried,omitempty"`
 	// Lines are the stdout lines without their "\n".
 	Lines []string `json:"lines,omitempty"`
 	// StderrTail is the last StderrTailBytes of stderr.
@@ -144,6 +150,72 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c := req.Lock.Capabilities[req.Name]; backend != "" && c != nil && len(c.FallbackOn) > 0 {
+		return runFallback(ctx, req, c, toolName)
+	}
+	return runTool(ctx, req, toolName, backend)
+}
+
+// runFallback runs a capability that declares fallback_on: when a backend
+// exits with one of those codes, the next usable backend (lock order, ok
+// before unverified) is tried. Output is buffered per attempt, so only the
+// serving backend's output reaches req.Stdout; Result.Tried lists every
+// backend tried. Errors before launch end the call as they are.
+func runFallback(ctx context.Context, req Request, c *manifest.Capability, first string) (*Result, error) {
+	order := []string{first}
+	for _, want := range []string{manifest.StatusOK, manifest.StatusUnverified} {
+		for _, b := range c.Backends {
+			if t := req.Lock.Tools[b]; t != nil && t.Describe != nil && t.Probe.Status == want && !slices.Contains(order, b) {
+				order = append(order, b)
+			}
+		}
+	}
+	stdout := req.Stdout
+	req.Stdout = nil
+	var tried []string
+	for i, b := range order {
+		res, err := runTool(ctx, req, b, b)
+		tried = append(tried, b)
+		if res == nil {
+			return nil, err
+		}
+		if slices.Contains(c.FallbackOn, res.ExitCode) && !res.TimedOut && i < len(order)-1 && ctx.Err() == nil {
+			continue
+		}
+		res.Tried = tried
+		if stdout != nil && err == nil {
+			err = writeResult(stdout, res)
+		}
+		return res, err
+	}
+	return nil, errors.New("unreachable")
+}
+
+// writeResult prints a buffered Result as plain output would have: the
+// bytes, the jsonl lines, or the lines.
+func writeResult(w io.Writer, r *Result) error {
+	var b bytes.Buffer
+	b.Write(r.Output)
+	for _, e := range r.Events {
+		if e.Event != nil {
+			b.Write(e.Event)
+		} else {
+			b.WriteString(e.Raw)
+		}
+		b.WriteByte('\n')
+	}
+	for _, l := range r.Lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// runTool runs one locked tool: verify, bind and encode the arguments,
+// prepare the runtime and execute it.
+func runTool(ctx context.Context, req Request, toolName, backend string) (*Result, error) {
+	var err error
 	if err := Verify(req.LockPath, req.Lock, toolName); err != nil {
 		return nil, err
 	}
@@ -159,12 +231,16 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if values == nil {
 		values = map[string]any{}
 	}
+	values, secrets, err := Bind(toolName, t, args, values, req.CallerEnv)
+	if err != nil {
+		return nil, err
+	}
 	if err := protocol.ValidateArgs(args, values); err != nil {
-		return nil, &ArgError{Tool: toolName, Err: err}
+		return nil, redactErr(&ArgError{Tool: toolName, Err: err}, secrets)
 	}
 	inv, err := protocol.Encode(args, values)
 	if err != nil {
-		return nil, &ArgError{Tool: toolName, Err: err}
+		return nil, redactErr(&ArgError{Tool: toolName, Err: err}, secrets)
 	}
 	framing := t.Describe.Framing()
 	var validator EventValidator
@@ -211,13 +287,14 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		res, err = execute(ctx, spec, cmd, o)
 	}
 	if res == nil {
-		return nil, err // it never started
+		return nil, redactErr(err, secrets) // it never started
 	}
+	redactResult(res, secrets)
 	res.Tool, res.Backend = toolName, backend
 	if backend != "" {
 		res.Capability = req.Name
 	}
-	return res, err
+	return res, redactErr(err, secrets)
 }
 
 // runnable refuses what this launcher must not run.

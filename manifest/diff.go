@@ -97,6 +97,9 @@ func (d *differ) tool(name string, a, b *Tool) {
 	if !sameJSON(a.Describe, b.Describe) {
 		d.addf("%s: describe document changed", at)
 	}
+	if !sameJSON(a.Bindings, b.Bindings) {
+		d.addf("%s: bindings changed", at)
+	}
 	ra, rb := a.Runtime, b.Runtime
 	d.str(at+": runtime mechanism", ra.Mechanism, rb.Mechanism)
 	if ia, ib := showIdentity(ra.RunAs), showIdentity(rb.RunAs); ia != ib {
@@ -132,6 +135,9 @@ func (d *differ) capability(name string, a, b *Capability) {
 		d.addf("%s: required %t -> %t", at, a.Required, b.Required)
 	}
 	d.str(at+": active", a.Active, b.Active)
+	if !slices.Equal(a.FallbackOn, b.FallbackOn) {
+		d.addf("%s: fallback_on %v -> %v", at, a.FallbackOn, b.FallbackOn)
+	}
 }
 
 func unionKeys[V any](a, b map[string]V) []string {

@@ -1,6 +1,10 @@
 package manifest
 
-import "toolbox/protocol"
+import (
+	"encoding/json"
+
+	"toolbox/protocol"
+)
 
 // Tool kinds.
 const (
@@ -80,6 +84,8 @@ type Tool struct {
 	// Probe.Status is StatusFailed or StatusSkipped (a tool whose describe
 	// could not run has none).
 	Describe *protocol.Describe `json:"describe,omitempty"`
+	// Bindings are the operator's bound arguments, by arg name.
+	Bindings map[string]*Binding `json:"bindings,omitempty"`
 	// Runtime is what the launcher applies, resolved at lock time.
 	Runtime Runtime `json:"runtime"`
 	// Probe is the result of describe/check at lock time.
@@ -134,4 +140,19 @@ type Capability struct {
 	// Active is the first backend whose probe is ok, else the first
 	// unverified, else "".
 	Active string `json:"active,omitempty"`
+	// FallbackOn lists exit codes on which a call moves on to the next
+	// usable backend (the operator's fallback_on); empty = no fallback.
+	FallbackOn []int `json:"fallback_on,omitempty"`
+}
+
+// Binding is an argument the operator fixed (partial application): a
+// literal Value (JSON) or the caller's environment variable Env read at
+// run time, never both. A bound argument is left out of the schema the
+// model sees and its value wins over the caller's. Secret bindings are
+// only allowed for env and stdin mode args and are redacted from errors,
+// logs and --json output.
+type Binding struct {
+	Value  json.RawMessage `json:"value,omitempty"`
+	Env    string          `json:"env,omitempty"`
+	Secret bool            `json:"secret,omitempty"`
 }

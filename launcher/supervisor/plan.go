@@ -107,6 +107,12 @@ func planTool(in planInput) (*toolPlan, error) {
 	if values == nil {
 		values = map[string]any{}
 	}
+	// The operator's bindings win over the caller's values. A secret bound
+	// value only reaches env or stdin (refused at lock for argv modes).
+	values, _, err = launcher.Bind(tool, t, args, values, in.callerEnv)
+	if err != nil {
+		return nil, err
+	}
 	inv, err := protocol.Encode(args, values)
 	if err != nil {
 		return nil, &launcher.ArgError{Tool: tool, Err: err}

@@ -118,9 +118,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// when this binary cannot run the tool as the lock says.
 	if opts.Delegate != nil {
 		if tool, _, rerr := launcher.Resolve(l, opts.Name, backends); rerr == nil {
-			needV, needP := launcher.NeedsHost(l.Tools[tool])
-			if needV && opts.CompileSchema == nil || needP && opts.Plugins == nil {
-				return opts.Delegate()
+			candidates := []string{tool}
+			if c := l.Capabilities[opts.Name]; c != nil && len(c.FallbackOn) > 0 {
+				candidates = c.Backends // any of them may serve the call
+			}
+			for _, name := range candidates {
+				needV, needP := launcher.NeedsHost(l.Tools[name])
+				if needV && opts.CompileSchema == nil || needP && opts.Plugins == nil {
+					return opts.Delegate()
+				}
 			}
 		}
 	}
@@ -209,6 +215,7 @@ type envelope struct {
 	Truncated      bool             `json:"truncated,omitempty"`
 	Events         []launcher.Event `json:"events,omitempty"`
 	Elided         int              `json:"elided,omitempty"`
+	Tried          []string         `json:"tried,omitempty"`
 	Lines          []string         `json:"lines,omitempty"`
 	Error          *envelopeError   `json:"error,omitempty"`
 	ElapsedMS      int64            `json:"elapsed_ms"`
@@ -229,7 +236,7 @@ func envelopeOf(name string, res *launcher.Result, err error) envelope {
 	env.Tool, env.Backend, env.Capability = res.Tool, res.Backend, res.Capability
 	env.ExitCode, env.TimedOut, env.MediaType, env.Truncated = res.ExitCode, res.TimedOut, res.MediaType, res.Truncated
 	env.ElapsedMS = res.Elapsed.Milliseconds()
-	env.Events, env.Lines, env.Elided = res.Events, res.Lines, res.Elided
+	env.Events, env.Lines, env.Elided, env.Tried = res.Events, res.Lines, res.Elided, res.Tried
 	switch {
 	case res.Message != "":
 		env.Result = &res.Message

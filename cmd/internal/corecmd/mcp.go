@@ -29,6 +29,9 @@ type MCPOptions struct {
 	*cli.Globals
 	// Backends are --backend capability=tool overrides.
 	Backends []string
+	// Dir is -C/--dir: the working directory of the tools (and of
+	// background commands); "" keeps the one the client started us in.
+	Dir string
 	// CallerEnv is the environment tools are built from; nil means
 	// os.Environ().
 	CallerEnv []string
@@ -51,6 +54,10 @@ mapped for strict clients: kv.get becomes kv_get); each service gets a
 commands (builtin "process") started. Tools run exactly as ` + "`toolbox run`" + ` runs
 them. The lock must exist and match the toolbox file (run ` + "`toolbox lock`" + `).
 
+Tools run in the directory the client started toolbox mcp in, which many
+clients do not let you choose: -C DIR runs them in DIR (the default toolbox
+treats it as the repository root). -f and --state-dir are read before.
+
 Processes are recorded under --state-dir, by default $XDG_STATE_HOME/toolbox,
 else ~/.local/state/toolbox, else the user cache directory; when the default
 cannot be created, nothing is recorded. They stop when the client disconnects.`,
@@ -62,6 +69,7 @@ cannot be created, nothing is recorded. They stop when the client disconnects.`,
 			return mcpRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringVarP(&opts.Dir, "dir", "C", "", "run the tools in this directory (default: the current one)")
 	cmd.Flags().StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: serve the capability with this backend first (repeatable; unknown names are ignored)")
 	return cmd
 }
@@ -81,6 +89,19 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	env := opts.CallerEnv
 	if env == nil {
 		env = os.Environ()
+	}
+	if opts.StateDir != "" {
+		if opts.StateDir, err = filepath.Abs(opts.StateDir); err != nil {
+			return fmt.Errorf("--state-dir: %w", err)
+		}
+	}
+	if opts.Dir != "" {
+		if err := os.Chdir(opts.Dir); err != nil {
+			return fmt.Errorf("-C: %w", err)
+		}
+		if pwd, err := os.Getwd(); err == nil {
+			env = setEnv(env, "PWD", pwd)
+		}
 	}
 	sup, err := newMCPSupervisor(opts, lockPath, l, env)
 	if err != nil {
@@ -183,6 +204,17 @@ func closeSupervisor(opts *MCPOptions, sup *supervisor.Supervisor) {
 	if err := sup.Close(ctx); err != nil {
 		fmt.Fprintf(opts.IO.Err, "toolbox mcp: %v\n", err)
 	}
+}
+
+// setEnv returns env with name set to value.
+func setEnv(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
 }
 
 func backendOverrides(list []string) (map[string]string, error) {

@@ -1,0 +1,65 @@
+package wire
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// SocketName is the daemon's socket, in the state dir.
+const SocketName = "serve.sock"
+
+// maxSocketPath is the longest path a sockaddr_un holds (108 bytes on
+// Linux, with its terminating NUL); longer paths go through UnixPath's
+// directory descriptor.
+const maxSocketPath = 107
+
+// DefaultStateDir is where the daemon keeps its socket and records when no
+// --state-dir is given: $XDG_STATE_HOME/toolbox when XDG_STATE_HOME is an
+// absolute path, else ~/.local/state/toolbox (the XDG default). It is ""
+// when neither can be found (no home directory).
+func DefaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "toolbox")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "state", "toolbox")
+	}
+	return ""
+}
+
+// StateDir returns flag when it is set, else DefaultStateDir; an error
+// says how to set one when neither exists.
+func StateDir(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if d := DefaultStateDir(); d != "" {
+		return d, nil
+	}
+	return "", fmt.Errorf("no state directory: set --state-dir, $XDG_STATE_HOME or $HOME")
+}
+
+// SocketPath is the daemon's socket in stateDir.
+func SocketPath(stateDir string) string { return filepath.Join(stateDir, SocketName) }
+
+// UnixPath returns a path that reaches path for bind and connect. A path
+// that fits a sockaddr_un is returned as it is; a longer one (deep
+// temporary directories) is reached through an open descriptor of its
+// directory, /proc/self/fd/N/NAME, which close releases. close is never
+// nil.
+func UnixPath(path string) (addr string, close func(), err error) {
+	if len(path) <= maxSocketPath {
+		return path, func() {}, nil
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return "", func() {}, fmt.Errorf("opening the socket's directory: %w", err)
+	}
+	addr = fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path))
+	if len(addr) > maxSocketPath {
+		dir.Close()
+		return "", func() {}, fmt.Errorf("socket path %q is too long (%d bytes, at most %d)", path, len(path), maxSocketPath)
+	}
+	return addr, func() { dir.Close() }, nil
+}
