@@ -59,6 +59,24 @@ else
   echo "(sandboxed tools could not be locked here: skipping the sandbox start-up benchmark)"
 fi
 
+# Cold toolbox run of a plugin tool against the equivalent exec tool: the
+# default toolbox's read_file, as a bash script and as a go-plugin, both
+# under the same sandbox.
+mkdir -p "$work/repo/toolboxes"
+cp -a toolboxes/default "$work/repo/toolboxes/"
+rm -f "$work/repo/toolboxes/default/toolbox.lock.json"
+go build -o "$work/repo/toolboxes/default/plugins/" ./plugins/examples/...
+printf 'line one\nline two\n' > "$work/repo/notes.txt"
+if "$work/toolbox" lock -f "$work/repo/toolboxes/default/toolbox.hcl" 2>/dev/null; then
+  echo
+  echo "== cold toolbox run: exec tool vs go-plugin tool with the same args (read_file, sandboxed alike)"
+  "$work/ratio" -n "$((runs / 4 + 1))" \
+    exec "$work/toolbox run -f $work/repo/toolboxes/default/toolbox.hcl read_file_sh --args {\"path\":\"notes.txt\"}" \
+    plugin "$work/toolbox run -f $work/repo/toolboxes/default/toolbox.hcl read_file_go --args {\"path\":\"notes.txt\"}"
+else
+  echo "(the default toolbox could not be locked here: skipping the plugin benchmark)"
+fi
+
 # toolbox lock of 64 tools whose probes each take 100 ms.
 mkdir -p "$work/many/tools"
 {

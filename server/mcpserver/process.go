@@ -216,7 +216,16 @@ type commandStatusArgs struct {
 }
 
 func (s *Server) commandStatus(ctx context.Context, c *conn, r *reporter, a *commandStatusArgs) *mcp.CallToolResult {
-	return s.processes(ctx, c, r, &processesArgs{Action: "status", Process: a.Process, WaitSeconds: a.WaitSeconds})
+	if a.Process == "" {
+		return failure(Failure{Tool: CommandStatusTool, Error: "pass the process (an id from process_run, or the command's name)"})
+	}
+	stop := r.heartbeat("waiting for " + a.Process)
+	st, err := s.sup.Status(ctx, c.id, a.Process, seconds(a.WaitSeconds))
+	stop()
+	if err != nil {
+		return failure(Failure{Tool: CommandStatusTool, Error: err.Error()})
+	}
+	return structured(st)
 }
 
 type commandKillArgs struct {

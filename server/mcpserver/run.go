@@ -98,8 +98,7 @@ func (s *Server) start(ctx context.Context, c *conn, r *reporter, name string, a
 		if errors.As(err, &se) {
 			// The process was started: its output says why it never got ready.
 			if pg, terr := s.sup.Tail(c.id, se.Process, supervisor.TailBytes); terr == nil {
-				f := res.StructuredContent.(Failure)
-				f.Tool, f.Output = se.Tool, pg.Text()
+				f := Failure{Tool: se.Tool, ExitCode: launcher.ExitCode(err), Error: err.Error(), Output: pg.Text()}
 				res = failure(f)
 			}
 		}
@@ -190,33 +189,46 @@ func eventText(e launcher.Event) string {
 // maxProgressText bounds one progress message.
 const maxProgressText = 4 << 10
 
-// lineWriter calls emit with each complete line written to it (without
-// the newline, at most maxProgressText bytes of it).
+// lineWriter calls emit with each non-blank line written to it, without
+// its newline; a line longer than maxProgressText is cut there (the rest
+// of it is skipped), so the buffer stays bounded.
 type lineWriter struct {
 	emit func(string)
 	buf  []byte
+	skip bool // the current line was cut: drop bytes up to its newline
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !w.skip {
+			w.buf = append(w.buf, chunk...)
+			if len(w.buf) > maxProgressText {
+				w.buf, w.skip = w.buf[:maxProgressText], true
+				w.flush()
+			}
+		}
 		if i < 0 {
 			break
 		}
-		line := w.buf[:i]
-		if len(line) > maxProgressText {
-			line = line[:maxProgressText]
+		if !w.skip {
+			w.flush()
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			w.emit(string(line))
-		}
-		w.buf = w.buf[i+1:]
-	}
-	if len(w.buf) > maxProgressText { // a line too long to report whole
-		w.buf = w.buf[:0]
+		w.skip = false
+		p = p[i+1:]
 	}
 	return len(p), nil
+}
+
+func (w *lineWriter) flush() {
+	if len(bytes.TrimSpace(w.buf)) > 0 {
+		w.emit(string(w.buf))
+	}
+	w.buf = w.buf[:0]
 }
 
 // The JSON Schema compilers the launcher and the supervisor take: the MCP

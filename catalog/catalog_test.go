@@ -1,0 +1,49 @@
+package catalog
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"toolbox/manifest"
+	"toolbox/protocol"
+)
+
+func tool(desc string, args ...protocol.Arg) *manifest.Tool {
+	return &manifest.Tool{Kind: manifest.KindExec, Describe: &protocol.Describe{Description: desc, Args: args}, Probe: manifest.Probe{Status: manifest.StatusOK}}
+}
+
+func TestBuild(t *testing.T) {
+	pattern := protocol.Arg{Name: "pattern", Description: "p", BackingType: "string", Arity: protocol.AritySingle, Mode: protocol.ModePositional}
+	key := protocol.Arg{Name: "key", Description: "k", BackingType: "string", Arity: protocol.AritySingle, Mode: protocol.ModeEnv}
+	multi := tool("kv")
+	multi.Describe.Commands = []protocol.Command{{Name: "get", Description: "read a key", Args: []protocol.Arg{pattern}}}
+	multi.Command = "get"
+	bound := tool("api", pattern, key)
+	bound.Bindings = map[string]*manifest.Binding{"key": {Env: "K", Secret: true}}
+	l := &manifest.Lock{
+		Tools: map[string]*manifest.Tool{"rg": tool("ripgrep", pattern), "grep": tool("grep", pattern), "kv.get": multi, "api": bound},
+		Capabilities: map[string]*manifest.Capability{
+			"search": {Backends: []string{"rg", "grep"}, Active: "grep", Description: "Search"},
+			"none":   {Backends: []string{"rg"}},
+		},
+	}
+	entries, warnings := Build(l)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name+"/"+e.Kind+"/"+e.Backend)
+	}
+	if got := strings.Join(names, " "); got != "api/tool/api kv.get/tool/kv.get search/capability/grep" {
+		t.Errorf("entries: %s", got)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `capability "none" has no active backend`) {
+		t.Errorf("warnings: %q", warnings)
+	}
+	schema, _ := json.Marshal(entries[0].InputSchema)
+	if strings.Contains(string(schema), `"key"`) || !strings.Contains(string(schema), `"pattern"`) {
+		t.Errorf("bound arg in the schema: %s", schema)
+	}
+	if entries[1].Description != "read a key" || entries[2].Description != "Search" {
+		t.Errorf("descriptions: %q, %q", entries[1].Description, entries[2].Description)
+	}
+}
