@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"toolbox/manifest"
+	"toolbox/probe"
+	"toolbox/probe/pluginprobe"
 	"toolbox/protocol"
 	"toolbox/protocol/validate"
-	"toolbox/runspec"
 	"toolbox/sandbox"
 )
 
@@ -258,14 +259,14 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 			return nil, fail(err.Error(), "`toolbox describe` the plugin; it must be built with plugins/sdk and print nothing before its handshake")
 		}
 	} else {
-		c, err := p.capture(ctx, spec, sandbox.Command{Path: t.Path, Args: []string{"describe"}, Env: p.describeEnv()}, p.opts.DescribeTimeout)
+		c, err := probe.Capture(ctx, spec, sandbox.Command{Path: t.Path, Args: []string{"describe"}, Env: p.describeEnv()}, p.opts.DescribeTimeout)
 		if err != nil {
 			return nil, fail(fmt.Sprintf("running describe: %v", err), "check that the tool is executable on this machine")
 		}
-		if f := c.failure("describe", p.opts.DescribeTimeout); f != nil {
+		if f := c.Failure("describe", p.opts.DescribeTimeout); f != nil {
 			return nil, fail(f.Error(), "`TOOL describe` must print its JSON describe document and exit 0")
 		}
-		if d, err = validate.ParseDescribe(c.stdout); err != nil {
+		if d, err = validate.ParseDescribe(c.Stdout); err != nil {
 			return nil, fail(fmt.Sprintf("invalid describe document: %v", err), "fix the tool's describe output (DESIGN.md §2)")
 		}
 	}
@@ -297,43 +298,7 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 
 // check runs `TOOL check` under the tool's real runtime.
 func (p *prober) check(ctx context.Context, lt *manifest.Tool) manifest.Probe {
-	spec, cmd, err := runspec.Prepare(p.cfg.Dir, lt, p.cfg.EnvAllowlist, runspec.Params{Verb: "check", CallerEnv: p.opts.CallerEnv})
-	if err != nil {
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("preparing check: %v", err)}
-	}
-	if lt.Kind == KindPlugin {
-		return p.checkPlugin(ctx, cmd, spec)
-	}
-	c, err := p.capture(ctx, spec, cmd, p.opts.CheckTimeout)
-	if err != nil {
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("running check: %v", err)}
-	}
-	res, perr := protocol.ParseCheck(c.stdout)
-	if c.timedOut || c.overflow {
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: c.failure("check", p.opts.CheckTimeout).Error()}
-	}
-	if perr != nil {
-		detail := fmt.Sprintf("check printed no valid result: %v", perr)
-		if f := c.failure("check", p.opts.CheckTimeout); f != nil {
-			detail = f.Error()
-		}
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: detail, Fix: "`TOOL check` must print {\"ok\": bool, \"detail\": ..., \"fix\": ...}"}
-	}
-	if !res.OK || c.code != 0 {
-		if res.Detail == "" {
-			if f := c.failure("check", p.opts.CheckTimeout); f != nil {
-				res.Detail = f.Error()
-			} else {
-				res.Detail = "check reported not ok"
-			}
-		}
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: res.Detail, Fix: res.Fix}
-	}
-	return manifest.Probe{Status: manifest.StatusOK, Detail: res.Detail}
-}
-
-func (p *prober) capture(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, timeout time.Duration) (*captured, error) {
-	return capture(ctx, spec, c, timeout)
+	return probe.Check(ctx, p.cfg.Dir, lt, p.cfg.EnvAllowlist, p.opts.CallerEnv, p.opts.CheckTimeout, pluginprobe.Check)
 }
 
 // describeEnv is the environment of describe: only PATH and LANG, since

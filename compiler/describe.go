@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"toolbox/probe"
 	"toolbox/protocol"
 	"toolbox/protocol/validate"
 	"toolbox/sandbox"
@@ -38,16 +39,16 @@ func DescribeBinary(ctx context.Context, path string, plugin bool, callerEnv []s
 		raw, _ := json.Marshal(d)
 		return d, raw, nil
 	}
-	c, err := capture(ctx, nil, sandbox.Command{Path: abs, Args: []string{"describe"}, Env: p.describeEnv()}, DefaultDescribeTimeout)
+	c, err := probe.Capture(ctx, nil, sandbox.Command{Path: abs, Args: []string{"describe"}, Env: p.describeEnv()}, DefaultDescribeTimeout)
 	if err != nil {
 		return nil, nil, fmt.Errorf("running %s describe: %w", path, err)
 	}
-	if f := c.failure("describe", DefaultDescribeTimeout); f != nil {
-		return nil, c.stdout, fmt.Errorf("%s: %w (a go-plugin tool is described with --plugin)", path, f)
+	if f := c.Failure("describe", DefaultDescribeTimeout); f != nil {
+		return nil, c.Stdout, fmt.Errorf("%s: %w (a go-plugin tool is described with --plugin)", path, f)
 	}
-	d, err := validate.ParseDescribe(c.stdout)
+	d, err := validate.ParseDescribe(c.Stdout)
 	if err != nil {
-		return nil, c.stdout, fmt.Errorf("%s: invalid describe document: %w", path, err)
+		return nil, c.Stdout, fmt.Errorf("%s: invalid describe document: %w", path, err)
 	}
-	return d, c.stdout, nil
+	return d, c.Stdout, nil
 }

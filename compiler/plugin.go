@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"toolbox/manifest"
 	"toolbox/plugins"
 	"toolbox/protocol"
 	"toolbox/sandbox"
@@ -28,28 +27,4 @@ func (p *prober) describePlugin(ctx context.Context, t *ToolDecl, spec *sandbox.
 		return nil, 0, fmt.Errorf("plugin describe: %w", err)
 	}
 	return d, c.ProtocolVersion(), nil
-}
-
-// checkPlugin starts a plugin under its real runtime (spec and the
-// environment runspec prepared), calls Check and stops it.
-func (p *prober) checkPlugin(ctx context.Context, cmd sandbox.Command, spec *sandbox.Spec) manifest.Probe {
-	ctx, cancel := context.WithTimeout(ctx, p.opts.CheckTimeout)
-	defer cancel()
-	c, err := plugins.Options{StartTimeout: p.opts.CheckTimeout, Dir: cmd.Dir}.Start(ctx, cmd.Path, spec, cmd.Env)
-	if err != nil {
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("starting the plugin for check: %v", err)}
-	}
-	defer c.Close()
-	res, err := c.Check(ctx)
-	switch {
-	case err != nil:
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("plugin check: %v", err)}
-	case !res.OK:
-		detail := res.Detail
-		if detail == "" {
-			detail = "check reported not ok"
-		}
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: detail, Fix: res.Fix}
-	}
-	return manifest.Probe{Status: manifest.StatusOK, Detail: res.Detail}
 }

@@ -41,6 +41,7 @@ func TestFlowOfDependencies(t *testing.T) {
 		"toolbox/sandbox":  {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
 		"toolbox/plugins":  {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
 		"toolbox/runspec":  {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
+		"toolbox/probe":    {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra", "google.golang.org/grpc"},
 	}
 	for pkg, never := range rules {
 		for _, dep := range goList(t, pkg) {

@@ -207,6 +207,7 @@ func (s *Server) commandRun(ctx context.Context, c *conn, r *reporter, a *comman
 	if err != nil {
 		return failure(Failure{Tool: CommandRunTool, Error: err.Error()})
 	}
+	s.reap(c)
 	return structured(st)
 }
 

@@ -125,10 +125,15 @@ func (s *Server) runResult(res *launcher.Result, runErr error) *mcp.CallToolResu
 		case res.TimedOut:
 			f.ExitCode = launcher.ExitTimeout
 			f.Error = fmt.Sprintf("%s timed out after %s and was stopped", res.Tool, res.Elapsed.Round(time.Millisecond))
+		case res.Canceled:
+			f.Error = fmt.Sprintf("%s was stopped: the call was canceled", res.Tool)
 		case runErr != nil:
 			f.Error = fmt.Sprintf("running %s: %v", res.Tool, runErr)
 		}
-		if !res.Binary {
+		switch {
+		case res.Events != nil:
+			f.Output = s.capText(jsonText(res.Events))
+		case !res.Binary:
 			f.Output = s.capText(resultText(res))
 		}
 		return failure(f)

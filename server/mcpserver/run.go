@@ -12,6 +12,7 @@ import (
 	"toolbox/catalog"
 	"toolbox/launcher"
 	"toolbox/launcher/supervisor"
+	"toolbox/manifest"
 	"toolbox/protocol"
 	"toolbox/protocol/validate"
 )
@@ -50,7 +51,7 @@ func (s *Server) entryHandler(e catalog.Entry, hasSend bool) mcp.ToolHandler {
 		case protocol.ProcessService:
 			return s.start(ctx, c, r, e.Name, args, hasSend), nil
 		case protocol.ProcessStream:
-			if t.Kind == "exec" {
+			if t.Kind == manifest.KindExec {
 				return s.stream(ctx, c, r, e.Name, args), nil
 			}
 			return s.pluginStream(ctx, c, r, e.Name, args), nil
@@ -104,6 +105,7 @@ func (s *Server) start(ctx context.Context, c *conn, r *reporter, name string, a
 		}
 		return res
 	}
+	s.reap(c)
 	st := Started{Handle: h}
 	if h.Tool != name {
 		st.Capability = name
@@ -199,6 +201,7 @@ type lineWriter struct {
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		chunk := p
@@ -221,7 +224,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		w.skip = false
 		p = p[i+1:]
 	}
-	return len(p), nil
+	return n, nil
 }
 
 func (w *lineWriter) flush() {

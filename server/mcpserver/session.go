@@ -78,6 +78,19 @@ func (s *Server) closeConn(c *conn) {
 	<-c.done
 }
 
+// reap stops what a call started after its connection ended: the
+// connection's close may have run between the call's start and the
+// process's registration. Call it after every start that succeeded.
+func (s *Server) reap(c *conn) {
+	select {
+	case <-c.stop:
+		if err := s.sup.CloseSession(context.Background(), c.id); err != nil {
+			s.log.Warn("closing an MCP session", "session", c.id, "error", err)
+		}
+	default:
+	}
+}
+
 // closeSession closes ss's state if it has any.
 func (s *Server) closeSession(ss *mcp.ServerSession) {
 	s.mu.Lock()

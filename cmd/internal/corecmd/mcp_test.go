@@ -27,11 +27,11 @@ func TestMCPFlags(t *testing.T) {
 	root := cli.NewRoot(g, func(g *cli.Globals) *cobra.Command {
 		return NewCmdMCP(g, func(o *MCPOptions) error { got = o; return nil })
 	})
-	root.SetArgs([]string{"mcp", "-f", "tb.hcl", "--state-dir", "st", "--backend", "search=search_grep"})
+	root.SetArgs([]string{"mcp", "-f", "tb.hcl", "--state-dir", "st", "--backend", "search=search_grep", "-C", "repo"})
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.ToolboxFile() != "tb.hcl" || got.StateDir != "st" || len(got.Backends) != 1 || got.Backends[0] != "search=search_grep" {
+	if got.ToolboxFile() != "tb.hcl" || got.StateDir != "st" || len(got.Backends) != 1 || got.Backends[0] != "search=search_grep" || got.Dir != "repo" {
 		t.Errorf("options: %+v", got)
 	}
 }

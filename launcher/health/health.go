@@ -1,0 +1,172 @@
+// Package health re-probes the backends of capabilities while a server
+// runs (live health): every TTL it runs `TOOL check` of each backend again,
+// under its locked runtime, and keeps the results. Overlay gives a copy of
+// the lock whose probe results and active backends are the live ones, so
+// that a capability moves to the next locked backend whose check passes
+// when its active one starts failing, and back when it recovers. It never
+// adds a tool: only the lock's tools are checked or chosen, and a binary
+// that changed since the lock is still refused by the launcher.
+package health
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"toolbox/manifest"
+	"toolbox/probe"
+)
+
+// DefaultCheckTimeout bounds one check.
+const DefaultCheckTimeout = 30 * time.Second
+
+// Config says what to watch.
+type Config struct {
+	LockPath  string
+	Lock      *manifest.Lock
+	CallerEnv []string
+	// TTL is the time between two rounds of checks.
+	TTL time.Duration
+	// CheckTimeout bounds each check (0 = DefaultCheckTimeout).
+	CheckTimeout time.Duration
+	// Plugin checks plugin tools (pluginprobe.Check); nil leaves their
+	// locked result in place.
+	Plugin probe.PluginCheck
+}
+
+// Monitor holds the live probe results. Its methods are safe for
+// concurrent use.
+type Monitor struct {
+	cfg  Config
+	mu   sync.Mutex
+	live map[string]manifest.Probe
+	// rounds counts completed rounds (tests and status output).
+	rounds int
+}
+
+// New returns a Monitor; nothing runs until Round or Run.
+func New(cfg Config) *Monitor {
+	if cfg.CheckTimeout <= 0 {
+		cfg.CheckTimeout = DefaultCheckTimeout
+	}
+	return &Monitor{cfg: cfg, live: map[string]manifest.Probe{}}
+}
+
+// backends lists the tools worth re-checking: backends of capabilities
+// that declare a check.
+func (m *Monitor) backends() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range m.cfg.Lock.Capabilities {
+		for _, b := range c.Backends {
+			t := m.cfg.Lock.Tools[b]
+			if seen[b] || t == nil || t.Describe == nil || !t.Describe.Check {
+				continue
+			}
+			if t.Kind == manifest.KindPlugin && m.cfg.Plugin == nil {
+				continue
+			}
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Round runs every check once, in parallel, and records the results.
+func (m *Monitor) Round(ctx context.Context) {
+	dir := filepath.Dir(m.cfg.LockPath)
+	var wg sync.WaitGroup
+	for _, name := range m.backends() {
+		t := m.cfg.Lock.Tools[name]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := probe.Check(ctx, dir, t, m.cfg.Lock.EnvAllowlist, m.cfg.CallerEnv, m.cfg.CheckTimeout, m.cfg.Plugin)
+			if ctx.Err() != nil {
+				return
+			}
+			m.mu.Lock()
+			m.live[name] = p
+			m.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	m.mu.Lock()
+	m.rounds++
+	m.mu.Unlock()
+}
+
+// Run runs a round every TTL until ctx ends, calling changed (when not
+// nil) after a round that changed an active backend.
+func (m *Monitor) Run(ctx context.Context, changed func(*manifest.Lock)) {
+	if m.cfg.TTL <= 0 {
+		return
+	}
+	tick := time.NewTicker(m.cfg.TTL)
+	defer tick.Stop()
+	before := actives(m.Overlay())
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		m.Round(ctx)
+		l := m.Overlay()
+		if now := actives(l); !maps.Equal(now, before) {
+			before = now
+			if changed != nil {
+				changed(l)
+			}
+		}
+	}
+}
+
+func actives(l *manifest.Lock) map[string]string {
+	out := map[string]string{}
+	for n, c := range l.Capabilities {
+		out[n] = c.Active
+	}
+	return out
+}
+
+// Live returns the live probe results by tool name (a copy).
+func (m *Monitor) Live() map[string]manifest.Probe {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.live)
+}
+
+// Overlay returns a copy of the lock with the live probe results in place
+// of the locked ones and every capability's active backend chosen again by
+// the lock's rule: the first ok backend, else the first unverified, else
+// none. Tools are shared with the lock except those whose probe changed.
+func (m *Monitor) Overlay() *manifest.Lock {
+	live := m.Live()
+	l := *m.cfg.Lock
+	l.Tools = maps.Clone(m.cfg.Lock.Tools)
+	for name, p := range live {
+		if t := l.Tools[name]; t != nil && t.Probe != p {
+			c := *t
+			c.Probe = p
+			l.Tools[name] = &c
+		}
+	}
+	l.Capabilities = make(map[string]*manifest.Capability, len(m.cfg.Lock.Capabilities))
+	for name, c := range m.cfg.Lock.Capabilities {
+		cc := *c
+		cc.Active = ""
+		for _, want := range []string{manifest.StatusOK, manifest.StatusUnverified} {
+			for _, b := range c.Backends {
+				if t := l.Tools[b]; cc.Active == "" && t != nil && t.Describe != nil && t.Probe.Status == want {
+					cc.Active = b
+				}
+			}
+		}
+		l.Capabilities[name] = &cc
+	}
+	return &l
+}

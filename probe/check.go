@@ -1,0 +1,65 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"toolbox/manifest"
+	"toolbox/protocol"
+	"toolbox/runspec"
+	"toolbox/sandbox"
+)
+
+// PluginCheck runs Check on a plugin tool started under spec with cmd's
+// binary, environment and directory. It is injected because this package
+// does not link the plugin host (gRPC).
+type PluginCheck func(ctx context.Context, cmd sandbox.Command, spec *sandbox.Spec, timeout time.Duration) manifest.Probe
+
+// Check runs `TOOL check` of a locked tool under its real runtime (runspec:
+// sandbox, run_as, envdir, rundir) and turns what it printed into a probe
+// result: ok when it printed {"ok": true, ...} and exited 0; failed, with
+// the tool's detail and fix or the reason it could not be read, otherwise;
+// unverified when the tool declares no check. lockDir resolves the lock's
+// relative paths. plugin may be nil when t is not a plugin tool.
+func Check(ctx context.Context, lockDir string, t *manifest.Tool, allowlist, callerEnv []string, timeout time.Duration, plugin PluginCheck) manifest.Probe {
+	if t.Describe == nil || !t.Describe.Check {
+		return manifest.Probe{Status: manifest.StatusUnverified, Detail: "the tool declares no check"}
+	}
+	spec, cmd, err := runspec.Prepare(lockDir, t, allowlist, runspec.Params{Verb: runspec.VerbCheck, CallerEnv: callerEnv})
+	if err != nil {
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("preparing check: %v", err)}
+	}
+	if t.Kind == manifest.KindPlugin {
+		if plugin == nil {
+			return manifest.Probe{Status: manifest.StatusFailed, Detail: "checking a plugin needs the plugin host"}
+		}
+		return plugin(ctx, cmd, spec, timeout)
+	}
+	c, err := Capture(ctx, spec, cmd, timeout)
+	if err != nil {
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("running check: %v", err)}
+	}
+	if c.TimedOut || c.Overflow {
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: c.Failure("check", timeout).Error()}
+	}
+	res, perr := protocol.ParseCheck(c.Stdout)
+	if perr != nil {
+		detail := fmt.Sprintf("check printed no valid result: %v", perr)
+		if f := c.Failure("check", timeout); f != nil {
+			detail = f.Error()
+		}
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: detail, Fix: "`TOOL check` must print {\"ok\": bool, \"detail\": ..., \"fix\": ...}"}
+	}
+	if !res.OK || c.Code != 0 {
+		if res.Detail == "" {
+			if f := c.Failure("check", timeout); f != nil {
+				res.Detail = f.Error()
+			} else {
+				res.Detail = "check reported not ok"
+			}
+		}
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: res.Detail, Fix: res.Fix}
+	}
+	return manifest.Probe{Status: manifest.StatusOK, Detail: res.Detail}
+}
