@@ -1,4 +1,10 @@
-package mcpserver
+// Package mcpnames says which MCP tools the server of a lock serves and
+// under which names (DESIGN.md §7, NOTES.md "MCP"), without starting
+// anything: the compiler calls ToolNames at lock time to refuse names that
+// collide once mapped for strict clients, and package mcpserver builds its
+// tools from Plan. It imports only catalog, manifest and protocol, so the
+// compiler can use it without linking the launcher or the MCP SDK.
+package mcpnames
 
 import (
 	"errors"
@@ -68,17 +74,15 @@ func (e *NameError) Error() string {
 	return fmt.Sprintf("MCP tool name %q of %s does not match %s; shorten the name", e.Name, strings.Join(e.Sources, ""), NamePattern)
 }
 
-// ToolNames returns, sorted, every tool name the MCP server built from l
-// serves: each catalog entry (MCPName of its name), each service's send
+// ToolNames returns, sorted, every tool name the MCP server of l serves: each catalog entry (MCPName of its name), each service's send
 // companion, and the built-in tools the lock enables. It starts nothing
 // and reads only l, so the compiler can call it at lock time. The error
 // joins one *NameError per name that collides or is invalid; the names
 // are returned either way.
 func ToolNames(l *manifest.Lock) ([]string, error) {
-	specs := plan(l)
 	owners := map[string][]string{}
-	for _, sp := range specs {
-		owners[sp.name] = append(owners[sp.name], sp.source)
+	for _, sp := range plan(l) {
+		owners[sp.Name] = append(owners[sp.Name], sp.Source)
 	}
 	names := make([]string, 0, len(owners))
 	for n := range owners {
@@ -95,60 +99,72 @@ func ToolNames(l *manifest.Lock) ([]string, error) {
 	return names, errors.Join(errs...)
 }
 
-// toolKind says which handler serves a tool.
-type toolKind int
+// Kind says what serves an MCP tool.
+type Kind int
 
+// The kinds of MCP tools.
 const (
-	kindEntry toolKind = iota // a catalog entry
-	kindSend                  // a service's send companion
-	kindProcesses
-	kindInbox
-	kindCommandRun
-	kindCommandStatus
-	kindCommandKill
+	KindEntry         Kind = iota // a catalog entry (a capability or a tool)
+	KindSend                      // a service's send companion
+	KindProcesses                 // ProcessesTool
+	KindInbox                     // InboxTool
+	KindCommandRun                // CommandRunTool
+	KindCommandStatus             // CommandStatusTool
+	KindCommandKill               // CommandKillTool
 )
 
-// toolSpec is one MCP tool to serve.
-type toolSpec struct {
-	name   string // the MCP name
-	source string // what it comes from, for NameError
-	kind   toolKind
-	entry  catalog.Entry // kindEntry, kindSend: the entry (a service for kindSend)
-	input  *protocol.Input
+// Spec is one MCP tool of a lock.
+type Spec struct {
+	// Name is the MCP name.
+	Name string
+	// Source says what the tool comes from, as NameError.Sources does.
+	Source string
+	Kind   Kind
+	// Entry is the catalog entry (KindEntry), or the service entry whose
+	// companion it is (KindSend).
+	Entry catalog.Entry
+	// Input is the service's declared process.input (KindSend).
+	Input *protocol.Input
 }
 
-// plan lists the MCP tools of l, in no particular order, collisions
-// included.
-func plan(l *manifest.Lock) []toolSpec {
+// Plan lists the MCP tools of l, sorted by name, collisions included (see
+// ToolNames). A nil lock has none.
+func Plan(l *manifest.Lock) []Spec {
+	specs := plan(l)
+	sort.SliceStable(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
+	return specs
+}
+
+func plan(l *manifest.Lock) []Spec {
 	if l == nil {
 		return nil
 	}
-	var specs []toolSpec
+	var specs []Spec
 	services := false
 	for _, e := range entries(l) {
 		src := fmt.Sprintf("%s %q", e.Kind, e.Name)
-		specs = append(specs, toolSpec{name: MCPName(e.Name), source: src, kind: kindEntry, entry: e})
+		specs = append(specs, Spec{Name: MCPName(e.Name), Source: src, Kind: KindEntry, Entry: e})
 		d := l.Tools[e.Backend].Describe
 		if d.Mode() != protocol.ProcessService {
 			continue
 		}
 		services = true
 		if d.Process.Input != nil {
-			specs = append(specs, toolSpec{
-				name: MCPName(e.Name) + SendSuffix, kind: kindSend, entry: e, input: d.Process.Input,
-				source: fmt.Sprintf("the send companion of service %q", e.Name),
+			specs = append(specs, Spec{
+				Name: MCPName(e.Name) + SendSuffix, Kind: KindSend, Entry: e, Input: d.Process.Input,
+				Source: fmt.Sprintf("the send companion of service %q", e.Name),
 			})
 		}
 	}
-	builtin := func(name string, k toolKind) toolSpec {
-		return toolSpec{name: name, kind: k, source: "the built-in tool"}
+	builtin := func(name string, k Kind) Spec {
+		return Spec{Name: name, Kind: k, Source: "the built-in tool"}
 	}
 	commands := slices.Contains(l.Builtins, BuiltinProcess)
 	if services || commands {
-		specs = append(specs, builtin(ProcessesTool, kindProcesses), builtin(InboxTool, kindInbox))
+		specs = append(specs, builtin(ProcessesTool, KindProcesses), builtin(InboxTool, KindInbox))
 	}
 	if commands {
-		specs = append(specs, builtin(CommandRunTool, kindCommandRun), builtin(CommandStatusTool, kindCommandStatus), builtin(CommandKillTool, kindCommandKill))
+		specs = append(specs, builtin(CommandRunTool, KindCommandRun), builtin(CommandStatusTool, KindCommandStatus), builtin(CommandKillTool, KindCommandKill))
 	}
 	return specs
 }

@@ -1,0 +1,127 @@
+package corecmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"toolbox/cmd/internal/cli"
+	"toolbox/launcher/supervisor"
+	"toolbox/protocol/validate"
+	"toolbox/server/daemon"
+	"toolbox/server/daemon/wire"
+)
+
+// serveCloseTimeout bounds the stop of every process at exit (each gets
+// its declared cancel, then SIGKILL after its own timeout.stop).
+const serveCloseTimeout = time.Minute
+
+// ServeOptions are the inputs of the serve command.
+type ServeOptions struct {
+	*cli.Globals
+	// LogBytes > 0 keeps each process's full output in log files under the
+	// state dir, each capped at this many bytes.
+	LogBytes int64
+	// Signals, when set, replaces SIGINT and SIGTERM as what ends the
+	// daemon (tests cancel a context instead).
+	Signals func(context.Context) (context.Context, context.CancelFunc)
+}
+
+// NewCmdServe builds the serve command; runF, when not nil, replaces its
+// run (tests check flag parsing with it).
+func NewCmdServe(g *cli.Globals, runF func(*ServeOptions) error) *cobra.Command {
+	opts := &ServeOptions{Globals: g}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon that owns services and background commands for the CLI",
+		Long: `serve runs the daemon the process commands talk to (toolbox start, send,
+processes, inbox). It runs tools from the lock of -f (refused, with the fix,
+when missing or older than the toolbox file; re-read when ` + "`toolbox lock`" + ` rewrites
+it) and listens on <state dir>/serve.sock until SIGTERM or SIGINT, then stops
+every process with its declared cancel and exits.
+
+The state dir is --state-dir, else $XDG_STATE_HOME/toolbox, else
+~/.local/state/toolbox. It is created mode 0700 and must not be reachable by
+others; the socket is mode 0600 and the daemon answers only its own user
+(checked with SO_PEERCRED). One daemon per state dir: a second one is refused.
+Process records survive the daemon; a daemon that starts after one was killed
+marks the processes it finds unfinished as lost (they are not restarted).
+
+Run it in the background of a shell:
+  toolbox serve -f /path/to/toolbox.hcl &
+or under systemd, without a unit file:
+  systemd-run --user --unit toolbox toolbox serve -f /path/to/toolbox.hcl
+
+It prints what it starts and stops on stderr, nothing on stdout.`,
+		Args: cli.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return serveRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().Int64Var(&opts.LogBytes, "log-bytes", 0, "also keep each process's full output in log files under the state dir, each capped at this many bytes (0: none)")
+	return cmd
+}
+
+func serveRun(ctx context.Context, opts *ServeOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if opts.LogBytes < 0 {
+		return &cli.UsageError{Err: fmt.Errorf("--log-bytes %d: want 0 or more", opts.LogBytes)}
+	}
+	stateDir, err := wire.StateDir(opts.StateDir)
+	if err != nil {
+		return err
+	}
+	lf, err := daemon.ReadLock(opts.ToolboxFile())
+	if err != nil {
+		return err
+	}
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(opts.IO.Err, "toolbox serve: "+format+"\n", args...)
+	}
+	srv, err := daemon.Listen(daemon.Options{StateDir: stateDir, Lock: lf, Logf: logf})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	sup, err := supervisor.New(supervisor.Config{
+		StateDir: stateDir, Lock: lf.Lock, LockPath: lf.Path, CallerEnv: os.Environ(),
+		CompileSchema: compileServeSchema, LogBytes: opts.LogBytes, Logf: logf,
+	})
+	if err != nil {
+		return err
+	}
+	notify := opts.Signals
+	if notify == nil {
+		notify = func(ctx context.Context) (context.Context, context.CancelFunc) {
+			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		}
+	}
+	sctx, stop := notify(ctx)
+	defer stop()
+	logf("listening on %s (pid %d, lock %s)", srv.Socket(), os.Getpid(), lf.Path)
+	serr := srv.Serve(sctx, sup)
+	logf("stopping every process")
+	cctx, cancel := context.WithTimeout(context.Background(), serveCloseTimeout)
+	defer cancel()
+	if err := sup.Close(cctx); err != nil {
+		logf("closing: %v", err)
+	}
+	return serr
+}
+
+// compileServeSchema wires the JSON Schema compiler into the supervisor
+// (which links none itself).
+func compileServeSchema(schema json.RawMessage) (supervisor.EventValidator, error) {
+	return validate.CompileEventSchema(schema)
+}
