@@ -47,7 +47,7 @@ func Build(l *manifest.Lock) ([]Entry, []string) {
 			hidden[b] = true
 		}
 		t := l.Tools[c.Active]
-		if c.Active == "" || t == nil {
+		if c.Active == "" || t == nil || t.Describe == nil {
 			warnings = append(warnings, fmt.Sprintf("capability %q has no active backend and is left out; run `toolbox check --probe` for the reasons", name))
 			continue
 		}
@@ -59,8 +59,8 @@ func Build(l *manifest.Lock) ([]Entry, []string) {
 		out = append(out, e)
 	}
 	for _, name := range sortedKeys(l.Tools) {
-		if hidden[name] {
-			continue
+		if hidden[name] || l.Tools[name] == nil || l.Tools[name].Describe == nil {
+			continue // hidden behind a capability, or a failed probe
 		}
 		out = append(out, entry(name, name, l.Tools[name]))
 	}

@@ -1,12 +1,9 @@
 package compiler
 
 import (
-	"fmt"
-	"sort"
-	"strings"
-
 	"toolbox/manifest"
 	"toolbox/protocol"
+	"toolbox/server/mcpserver/mcpnames"
 )
 
 // expand puts a probed tool into the lock. A tool whose describe document
@@ -40,35 +37,26 @@ func modelArgs(t *manifest.Tool) []protocol.Arg {
 	return unbound(args, t.Bindings)
 }
 
-// StrictName is the name a strict client (MCP: ^[a-zA-Z0-9_-]{1,64}$) gets
-// for a tool or capability: "tool.command" becomes "tool_command".
-func StrictName(name string) string { return strings.ReplaceAll(name, ".", "_") }
-
-// checkNames refuses names that collide once mapped for strict clients
-// (a command "git.status" and a tool "git_status") or that are too long.
+// checkNames refuses a lock whose tools MCP clients could not be given:
+// names that collide once mapped for strict clients (a command "git.status"
+// and a tool "git_status", a service's send companion and a tool), or that
+// are too long (mcpnames.ToolNames, the MCP server's own rule).
 func checkNames(cfg *Config, l *manifest.Lock) []error {
-	owners := map[string][]string{}
-	for n := range l.Tools {
-		owners[StrictName(n)] = append(owners[StrictName(n)], n)
-	}
-	for n := range l.Capabilities {
-		owners[StrictName(n)] = append(owners[StrictName(n)], n)
+	_, err := mcpnames.ToolNames(l)
+	if err == nil {
+		return nil
 	}
 	var errs []error
-	keys := make([]string, 0, len(owners))
-	for k := range owners {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		names := owners[k]
-		sort.Strings(names)
-		switch {
-		case len(names) > 1:
-			errs = append(errs, &Diagnostic{File: cfg.Path, Msg: fmt.Sprintf("names %q all become %q for MCP clients", names, k), Fix: "rename a tool, a capability or a command"})
-		case len(k) > 64:
-			errs = append(errs, &Diagnostic{File: cfg.Path, Msg: fmt.Sprintf("name %q is longer than the 64 characters MCP clients accept", names[0]), Fix: "shorten the tool or command name"})
-		}
+	for _, e := range unjoin(err) {
+		errs = append(errs, &Diagnostic{File: cfg.Path, Msg: e.Error(), Err: e})
 	}
 	return errs
+}
+
+// unjoin splits an errors.Join error into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

@@ -5,13 +5,14 @@
 //
 // # Tools
 //
-// The tool list is fixed when the server is built (ToolNames says it
-// without starting anything, for the compiler's collision check):
+// The tool list is fixed when the server is built; package mcpnames says
+// it without starting anything (mcpnames.ToolNames, for the compiler's
+// collision check at lock time):
 //
 //   - one tool per catalog entry (package catalog): every capability,
 //     served by its active backend (or a --backend override), and every
 //     tool no capability hides, multi-command tools' commands included.
-//     Names are MCPName of the lock's ("kv.get" → "kv_get"); input
+//     Names are mcpnames.MCPName of the lock's ("kv.get" → "kv_get"); input
 //     schemas are the describe documents' (protocol.InputSchema),
 //     registered as they are, never derived from Go types;
 //   - "<name>_send" per service entry that declares process.input: args

@@ -12,6 +12,7 @@ import (
 
 	"toolbox/catalog"
 	"toolbox/launcher/supervisor"
+	"toolbox/server/mcpserver/mcpnames"
 )
 
 // ProcessList is the structured content of processes action "list".
@@ -77,10 +78,10 @@ type processesArgs struct {
 // processes serves the shared process-management tool.
 func (s *Server) processes(ctx context.Context, c *conn, r *reporter, a *processesArgs) *mcp.CallToolResult {
 	if a.Action != "list" && a.Process == "" {
-		return failure(Failure{Tool: ProcessesTool, Error: fmt.Sprintf("action %q needs the process argument (an id from list)", a.Action)})
+		return failure(Failure{Tool: mcpnames.ProcessesTool, Error: fmt.Sprintf("action %q needs the process argument (an id from list)", a.Action)})
 	}
 	fail := func(err error) *mcp.CallToolResult {
-		return failure(Failure{Tool: ProcessesTool, Error: err.Error()})
+		return failure(Failure{Tool: mcpnames.ProcessesTool, Error: err.Error()})
 	}
 	switch a.Action {
 	case "list":
@@ -110,9 +111,9 @@ func (s *Server) processes(ctx context.Context, c *conn, r *reporter, a *process
 		}
 		return structured(pg)
 	case "stop":
-		return s.stop(ctx, c, r, ProcessesTool, a.Process, a.Force)
+		return s.stop(ctx, c, r, mcpnames.ProcessesTool, a.Process, a.Force)
 	}
-	return failure(Failure{Tool: ProcessesTool, Error: fmt.Sprintf("unknown action %q; use list, status, output, tail or stop", a.Action)})
+	return failure(Failure{Tool: mcpnames.ProcessesTool, Error: fmt.Sprintf("unknown action %q; use list, status, output, tail or stop", a.Action)})
 }
 
 // stop stops a process and returns its final status.
@@ -134,7 +135,7 @@ type inboxArgs struct {
 func (s *Server) inbox(_ context.Context, c *conn, _ *reporter, a *inboxArgs) *mcp.CallToolResult {
 	pg, err := s.sup.Inbox(c.id, a.Cursor, a.Max)
 	if err != nil {
-		return failure(Failure{Tool: InboxTool, Error: err.Error()})
+		return failure(Failure{Tool: mcpnames.InboxTool, Error: err.Error()})
 	}
 	return structured(pg)
 }
@@ -148,7 +149,7 @@ type sendArgs struct {
 // process of another family, then sends (the supervisor validates the
 // event against the declared input.event schema).
 func (s *Server) sendHandler(e catalog.Entry) mcp.ToolHandler {
-	tool := MCPName(e.Name) + SendSuffix
+	tool := mcpnames.MCPName(e.Name) + mcpnames.SendSuffix
 	return withConn(s, tool, func(ctx context.Context, c *conn, _ *reporter, a *sendArgs) *mcp.CallToolResult {
 		fail := func(err error) *mcp.CallToolResult { return failure(Failure{Tool: tool, Error: err.Error()}) }
 		if a.Process == "" || len(a.Event) == 0 {
@@ -159,7 +160,7 @@ func (s *Server) sendHandler(e catalog.Entry) mcp.ToolHandler {
 			return fail(err)
 		}
 		if family := familyOf(st); family != e.Name {
-			return fail(fmt.Errorf("process %s is a %q process, not a %q one; send to it with %s", st.Process, family, e.Name, MCPName(family)+SendSuffix))
+			return fail(fmt.Errorf("process %s is a %q process, not a %q one; send to it with %s", st.Process, family, e.Name, mcpnames.MCPName(family)+mcpnames.SendSuffix))
 		}
 		res, err := s.sup.Send(ctx, c.id, a.Process, a.Event)
 		if err != nil {
@@ -205,7 +206,7 @@ func (s *Server) commandRun(ctx context.Context, c *conn, r *reporter, a *comman
 	st, err := s.sup.RunCommand(ctx, c.id, cmd)
 	stop()
 	if err != nil {
-		return failure(Failure{Tool: CommandRunTool, Error: err.Error()})
+		return failure(Failure{Tool: mcpnames.CommandRunTool, Error: err.Error()})
 	}
 	s.reap(c)
 	return structured(st)
@@ -218,13 +219,13 @@ type commandStatusArgs struct {
 
 func (s *Server) commandStatus(ctx context.Context, c *conn, r *reporter, a *commandStatusArgs) *mcp.CallToolResult {
 	if a.Process == "" {
-		return failure(Failure{Tool: CommandStatusTool, Error: "pass the process (an id from process_run, or the command's name)"})
+		return failure(Failure{Tool: mcpnames.CommandStatusTool, Error: "pass the process (an id from process_run, or the command's name)"})
 	}
 	stop := r.heartbeat("waiting for " + a.Process)
 	st, err := s.sup.Status(ctx, c.id, a.Process, seconds(a.WaitSeconds))
 	stop()
 	if err != nil {
-		return failure(Failure{Tool: CommandStatusTool, Error: err.Error()})
+		return failure(Failure{Tool: mcpnames.CommandStatusTool, Error: err.Error()})
 	}
 	return structured(st)
 }
@@ -236,7 +237,7 @@ type commandKillArgs struct {
 
 func (s *Server) commandKill(ctx context.Context, c *conn, r *reporter, a *commandKillArgs) *mcp.CallToolResult {
 	if a.Process == "" {
-		return failure(Failure{Tool: CommandKillTool, Error: "pass the process to stop (an id from process_run, or the command's name)"})
+		return failure(Failure{Tool: mcpnames.CommandKillTool, Error: "pass the process to stop (an id from process_run, or the command's name)"})
 	}
-	return s.stop(ctx, c, r, CommandKillTool, a.Process, a.Force)
+	return s.stop(ctx, c, r, mcpnames.CommandKillTool, a.Process, a.Force)
 }

@@ -16,6 +16,7 @@ import (
 	"toolbox/launcher/supervisor"
 	"toolbox/manifest"
 	"toolbox/protocol"
+	"toolbox/server/mcpserver/mcpnames"
 )
 
 // TestServiceStartSendStop: a start returns a handle, the send companion
@@ -231,7 +232,7 @@ func TestStreamTool(t *testing.T) {
 // one keeps running, is found by name and killed.
 func TestBackgroundCommands(t *testing.T) {
 	f := newFixture(t)
-	f.lock.Builtins = []string{BuiltinProcess}
+	f.lock.Builtins = []string{mcpnames.BuiltinProcess}
 	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" {}\n")
 	e := f.start(t, nil)
 

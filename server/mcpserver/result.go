@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"toolbox/launcher"
+	"toolbox/server/mcpserver/mcpnames"
 )
 
 // Failure is the structured content of every tool error (isError true):
@@ -149,7 +150,7 @@ func (s *Server) runResult(res *launcher.Result, runErr error) *mcp.CallToolResu
 		})
 	case res.Binary:
 		out = &mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
-			URI:      fmt.Sprintf("toolbox://result/%s/%d", MCPName(res.Tool), s.seq.Add(1)),
+			URI:      fmt.Sprintf("toolbox://result/%s/%d", mcpnames.MCPName(res.Tool), s.seq.Add(1)),
 			MIMEType: res.MediaType,
 			Blob:     res.Output,
 		}}}}

@@ -15,6 +15,7 @@ import (
 	"toolbox/manifest"
 	"toolbox/protocol"
 	"toolbox/protocol/validate"
+	"toolbox/server/mcpserver/mcpnames"
 )
 
 // Started is the structured content of a service's start: its handle
@@ -41,11 +42,11 @@ func (s *Server) entryHandler(e catalog.Entry, hasSend bool) mcp.ToolHandler {
 		if err != nil {
 			return errorResult(e.Name, &launcher.ArgError{Tool: e.Name, Err: err}), nil
 		}
-		tool, _, err := launcher.Resolve(s.lock, e.Name, s.opts.Backends)
+		tool, _, err := launcher.Resolve(s.currentLock(), e.Name, s.opts.Backends)
 		if err != nil {
 			return errorResult(e.Name, err), nil
 		}
-		t := s.lock.Tools[tool]
+		t := s.currentLock().Tools[tool]
 		r := newReporter(ctx, req, s.opts.ProgressInterval)
 		switch t.Describe.Mode() {
 		case protocol.ProcessService:
@@ -71,7 +72,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 // request is the launcher request of one call.
 func (s *Server) request(c *conn, name string, args map[string]any) launcher.Request {
 	return launcher.Request{
-		LockPath: s.lockPath, Lock: s.lock, Name: name, Backends: s.opts.Backends, Args: args,
+		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id,
 		CompileSchema: compileLauncher, Plugins: s.plugins,
 	}
@@ -111,7 +112,7 @@ func (s *Server) start(ctx context.Context, c *conn, r *reporter, name string, a
 		st.Capability = name
 	}
 	if hasSend {
-		st.Send = MCPName(name) + SendSuffix
+		st.Send = mcpnames.MCPName(name) + mcpnames.SendSuffix
 	}
 	return structured(st)
 }
@@ -122,7 +123,7 @@ func (s *Server) start(ctx context.Context, c *conn, r *reporter, name string, a
 func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, args map[string]any) *mcp.CallToolResult {
 	q := r.queue()
 	res, err := supervisor.RunStream(ctx, supervisor.StreamRequest{
-		LockPath: s.lockPath, Lock: s.lock, Name: name, Backends: s.opts.Backends, Args: args,
+		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id, Keep: s.opts.StreamKeep,
 		OnEvent:       func(e launcher.Event) { q.push(eventText(e)) },
 		CompileSchema: compileSupervisor,

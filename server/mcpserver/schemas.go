@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"toolbox/protocol"
+	"toolbox/server/mcpserver/mcpnames"
 )
 
 // The input schemas and descriptions of the built-in tools. Their
@@ -88,30 +89,34 @@ var commandKillSchema = json.RawMessage(`{
 
 // sendSchema is the send companion's input schema: the process handle and
 // the event, typed with the declared input.event verbatim (a lines input
-// without a schema takes a string; a jsonl one any JSON value).
-func sendSchema(in *protocol.Input) json.RawMessage {
-	event := in.Event
-	if len(strings.TrimSpace(string(event))) == 0 {
-		event = json.RawMessage(`{}`)
-		if in.Framing == protocol.FramingLines {
-			event = json.RawMessage(`{"type": "string", "description": "one line of text"}`)
+// without a schema takes a string; a jsonl one any JSON value). A declared
+// schema that is not JSON (never so in a lock read from disk) is replaced
+// by "any JSON value": the supervisor still checks events against it.
+func sendSchema(in *protocol.Input) map[string]any {
+	var event any = map[string]any{}
+	if in.Framing == protocol.FramingLines {
+		event = map[string]any{"type": "string", "description": "one line of text"}
+	}
+	if len(strings.TrimSpace(string(in.Event))) > 0 {
+		if v, err := protocol.DecodeJSON(in.Event); err == nil {
+			event = v
 		}
 	}
-	return json.RawMessage(fmt.Sprintf(`{
-  "type": "object",
-  "properties": {
-    "process": {"type": "string", "description": "the handle the start returned"},
-    "event": %s
-  },
-  "required": ["process", "event"],
-  "additionalProperties": false
-}`, event))
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"process": map[string]any{"type": "string", "description": "the handle the start returned"},
+			"event":   event,
+		},
+		"required":             []string{"process", "event"},
+		"additionalProperties": false,
+	}
 }
 
 // sendDescription describes a send companion.
 func sendDescription(service string) string {
 	return fmt.Sprintf("Send one event to a running %q process (started by calling %s) and return what it answered within a short window, or \"accepted\". "+
-		"The event must match the service's declared input schema.", service, MCPName(service))
+		"The event must match the service's declared input schema.", service, mcpnames.MCPName(service))
 }
 
 // entryDescription is a catalog entry's description, with what a model
@@ -121,9 +126,9 @@ func entryDescription(description, mode, name string, hasSend bool) string {
 	case protocol.ProcessService:
 		s := description + "\n\nThis is a service: each call starts a new process and returns its handle once it is ready; its events arrive in the inbox."
 		if hasSend {
-			s += fmt.Sprintf(" Talk to it with %s; list, read or stop it with %s.", MCPName(name)+SendSuffix, ProcessesTool)
+			s += fmt.Sprintf(" Talk to it with %s; list, read or stop it with %s.", mcpnames.MCPName(name)+mcpnames.SendSuffix, mcpnames.ProcessesTool)
 		} else {
-			s += fmt.Sprintf(" List, read or stop it with %s.", ProcessesTool)
+			s += fmt.Sprintf(" List, read or stop it with %s.", mcpnames.ProcessesTool)
 		}
 		return s
 	case protocol.ProcessStream:

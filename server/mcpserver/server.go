@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"toolbox/launcher/pluginrun"
 	"toolbox/launcher/supervisor"
 	"toolbox/manifest"
+	"toolbox/server/mcpserver/mcpnames"
 )
 
 // Options configure a Server. LockPath, Lock and Supervisor are required.
@@ -78,6 +78,28 @@ type Server struct {
 	mu     sync.Mutex
 	conns  map[*mcp.ServerSession]*conn
 	closed bool
+
+	// lockMu guards lock, which SetLock replaces (live health).
+	lockMu sync.RWMutex
+}
+
+// SetLock replaces the lock the server runs tools from with l, a lock of
+// the same tools whose probe results and active backends changed (live
+// health, launcher/health): later calls of a capability go to its new
+// active backend. The tool list is unchanged: capabilities keep their
+// names and schemas, whichever backend serves them.
+func (s *Server) SetLock(l *manifest.Lock) {
+	s.lockMu.Lock()
+	s.lock = l
+	s.lockMu.Unlock()
+	s.sup.SetLock(s.lockPath, l)
+}
+
+// currentLock is the lock calls run from.
+func (s *Server) currentLock() *manifest.Lock {
+	s.lockMu.RLock()
+	defer s.lockMu.RUnlock()
+	return s.lock
 }
 
 // InboxURI is the resource that holds the reading connection's mail (the
@@ -94,8 +116,8 @@ const instructions = `These tools come from a locked toolbox: each runs exactly 
 
 // New builds the server of opts.Lock: one MCP tool per catalog entry,
 // per service's send companion and per built-in tool the lock enables
-// (see ToolNames). Errors: a required option is missing, or the lock's
-// names collide once mapped for MCP clients (a *NameError for each,
+// (see mcpnames.ToolNames). Errors: a required option is missing, or the lock's
+// names collide once mapped for MCP clients (a *mcpnames.NameError for each,
 // joined; the fix is to rename and run `toolbox lock`).
 func New(opts Options) (*Server, error) {
 	switch {
@@ -110,7 +132,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the MCP server: %w", err)
 	}
-	names, err := ToolNames(opts.Lock)
+	names, err := mcpnames.ToolNames(opts.Lock)
 	if err != nil {
 		return nil, fmt.Errorf("building the MCP server: %w", err)
 	}
@@ -153,45 +175,44 @@ func New(opts Options) (*Server, error) {
 // register adds every tool of the plan, and the inbox resource when the
 // lock has processes.
 func (s *Server) register() {
-	specs := plan(s.lock)
-	sort.Slice(specs, func(i, j int) bool { return specs[i].name < specs[j].name })
+	specs := mcpnames.Plan(s.lock)
 	sends := map[string]bool{}
 	for _, sp := range specs {
-		if sp.kind == kindSend {
-			sends[sp.entry.Name] = true
+		if sp.Kind == mcpnames.KindSend {
+			sends[sp.Entry.Name] = true
 		}
 	}
 	for _, sp := range specs {
-		t := &mcp.Tool{Name: sp.name}
+		t := &mcp.Tool{Name: sp.Name}
 		var h mcp.ToolHandler
-		switch sp.kind {
-		case kindEntry:
-			mode := s.lock.Tools[sp.entry.Backend].Describe.Mode()
-			t.Description = entryDescription(sp.entry.Description, mode, sp.entry.Name, sends[sp.entry.Name])
-			t.InputSchema = sp.entry.InputSchema
-			h = s.entryHandler(sp.entry, sends[sp.entry.Name])
-		case kindSend:
-			t.Description, t.InputSchema = sendDescription(sp.entry.Name), sendSchema(sp.input)
-			h = s.sendHandler(sp.entry)
-		case kindProcesses:
+		switch sp.Kind {
+		case mcpnames.KindEntry:
+			mode := s.lock.Tools[sp.Entry.Backend].Describe.Mode()
+			t.Description = entryDescription(sp.Entry.Description, mode, sp.Entry.Name, sends[sp.Entry.Name])
+			t.InputSchema = sp.Entry.InputSchema
+			h = s.entryHandler(sp.Entry, sends[sp.Entry.Name])
+		case mcpnames.KindSend:
+			t.Description, t.InputSchema = sendDescription(sp.Entry.Name), sendSchema(sp.Input)
+			h = s.sendHandler(sp.Entry)
+		case mcpnames.KindProcesses:
 			t.Description, t.InputSchema = processesDescription, processesSchema
-			h = withConn(s, sp.name, s.processes)
-		case kindInbox:
+			h = withConn(s, sp.Name, s.processes)
+		case mcpnames.KindInbox:
 			t.Description, t.InputSchema = inboxDescription, inboxSchema
-			h = withConn(s, sp.name, s.inbox)
+			h = withConn(s, sp.Name, s.inbox)
 			s.mcp.AddResource(&mcp.Resource{
 				URI: InboxURI, Name: "inbox", MIMEType: "application/json",
 				Description: "This session's newest mail (service events, process completions); subscribe to be told when mail arrives.",
 			}, s.readInbox)
-		case kindCommandRun:
+		case mcpnames.KindCommandRun:
 			t.Description, t.InputSchema = commandRunDescription, commandRunSchema
-			h = withConn(s, sp.name, s.commandRun)
-		case kindCommandStatus:
+			h = withConn(s, sp.Name, s.commandRun)
+		case mcpnames.KindCommandStatus:
 			t.Description, t.InputSchema = commandStatusDescription, commandStatusSchema
-			h = withConn(s, sp.name, s.commandStatus)
-		case kindCommandKill:
+			h = withConn(s, sp.Name, s.commandStatus)
+		case mcpnames.KindCommandKill:
 			t.Description, t.InputSchema = commandKillDescription, commandKillSchema
-			h = withConn(s, sp.name, s.commandKill)
+			h = withConn(s, sp.Name, s.commandKill)
 		}
 		s.mcp.AddTool(t, h)
 	}
@@ -228,7 +249,7 @@ func (s *Server) readInbox(_ context.Context, req *mcp.ReadResourceRequest) (*mc
 // session, closed when the connection ends.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// Names returns the MCP tool names served, sorted (ToolNames of the lock).
+// Names returns the MCP tool names served, sorted (mcpnames.ToolNames of the lock).
 func (s *Server) Names() []string { return append([]string(nil), s.names...) }
 
 // Close refuses new connections' sessions and stops the processes of every

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"toolbox/manifest"
 	"toolbox/protocol"
+	"toolbox/server/mcpserver/mcpnames"
 )
 
 // TestListTools: every catalog entry (capabilities by their name, tools
@@ -30,7 +32,7 @@ func TestListTools(t *testing.T) {
 	f.lock.Tools["kv.get"] = f.lock.Tools["kv"]
 	delete(f.lock.Tools, "kv")
 	f.addTool(t, "watch", serviceScript, serviceDescribe("watch"))
-	f.lock.Builtins = []string{BuiltinProcess}
+	f.lock.Builtins = []string{mcpnames.BuiltinProcess}
 	e := f.start(t, nil)
 
 	res, err := e.cs.ListTools(ctx(t), nil)
@@ -48,8 +50,8 @@ func TestListTools(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
-	if got, _ := ToolNames(f.lock); !reflect.DeepEqual(got, want) {
-		t.Errorf("ToolNames = %v, want the served %v", got, want)
+	if got, _ := mcpnames.ToolNames(f.lock); !reflect.DeepEqual(got, want) {
+		t.Errorf("mcpnames.ToolNames = %v, want the served %v", got, want)
 	}
 	if d := tools["greet"].Description; d != "say hello" {
 		t.Errorf("greet description = %q", d)
@@ -88,9 +90,9 @@ func TestListTools(t *testing.T) {
 func TestNoProcessTools(t *testing.T) {
 	f := newFixture(t)
 	f.addTool(t, "echo", `echo hi`, nil)
-	got, err := ToolNames(f.lock)
+	got, err := mcpnames.ToolNames(f.lock)
 	if err != nil || !reflect.DeepEqual(got, []string{"echo"}) {
-		t.Fatalf("ToolNames = %v, %v; want [echo]", got, err)
+		t.Fatalf("mcpnames.ToolNames = %v, %v; want [echo]", got, err)
 	}
 }
 
@@ -232,5 +234,21 @@ func TestLongCallSendsProgress(t *testing.T) {
 	defer e.mu.Unlock()
 	if len(e.progress) == 0 || !strings.Contains(e.progress[0], "slow: still waiting") {
 		t.Errorf("progress = %q", e.progress)
+	}
+}
+
+// TestNewRefuses: no server without a supervisor, nor from a lock whose
+// names collide once mapped (a lock written before the compiler checked).
+func TestNewRefuses(t *testing.T) {
+	f := newFixture(t)
+	f.addTool(t, "kv_get", `true`, nil)
+	f.addTool(t, "kv.get", `true`, nil)
+	if _, err := New(Options{LockPath: f.lockPath, Lock: f.lock}); err == nil {
+		t.Error("New accepted options without a supervisor")
+	}
+	_, err := New(Options{LockPath: f.lockPath, Lock: f.lock, Supervisor: newSupervisor(t, f)})
+	var ne *mcpnames.NameError
+	if !errors.As(err, &ne) || ne.Name != "kv_get" {
+		t.Errorf("New: %v, want the kv_get collision", err)
 	}
 }

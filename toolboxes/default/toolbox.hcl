@@ -65,3 +65,19 @@ capability "search" {
   backends    = ["search_rg", "search_grep"]
   required    = true
 }
+
+# Follow a file of the repository and report the lines matching a pattern as
+# events: a service tool, run by the daemon (`toolbox serve`). Start it with
+#   toolbox start watch_log --args '{"path":"app.log","pattern":"ERROR"}'
+# then change the pattern, pause or resume with `toolbox send`, and read the
+# matches with `toolbox inbox`. Sandboxed like read_file.
+tool "watch_log" { path = "tools/watch_log" }
+
+# Run Go tests (go test -json) and stream one event per test result, then a
+# summary: a stream tool. Not sandboxed: it needs the Go toolchain, its module
+# and build caches, and the caller's environment (GOPATH, GOCACHE, GOFLAGS).
+# A whole suite can take minutes; the operator's call timeout stops it at 15.
+tool "go_test" {
+  path    = "tools/go_test"
+  timeout = "15m"
+}

@@ -30,4 +30,5 @@ var CoreCommands = []struct{ Use, Short string }{
 	{"describe PATH", "Run one tool binary's describe and validate it (for tool authors)"},
 	{"fmt [FILE...]", "Format toolbox files in canonical HCL layout"},
 	{"mcp", "Serve the locked toolbox to an MCP client over stdio"},
+	{"serve", "Run the daemon that owns services and background commands for the CLI"},
 }

@@ -147,6 +147,10 @@ then runs tools only as the lock says.
 		NewCmdSchema(g, nil),
 		NewCmdRun(g, nil),
 		NewCmdVersion(g),
+		NewCmdStart(g, nil),
+		NewCmdSend(g, nil),
+		NewCmdProcesses(g),
+		NewCmdInbox(g, nil),
 	)
 	for _, f := range more {
 		root.AddCommand(f(g))

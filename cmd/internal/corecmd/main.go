@@ -39,6 +39,7 @@ func NewRoot(io cli.IOStreams) *cobra.Command {
 		func(g *cli.Globals) *cobra.Command { return NewCmdDescribe(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdFmt(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdMCP(g, nil) },
+		func(g *cli.Globals) *cobra.Command { return NewCmdServe(g, nil) },
 	)
 }
 

@@ -18,9 +18,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"toolbox/cmd/internal/cli"
+	"toolbox/launcher/health"
 	"toolbox/launcher/supervisor"
 	"toolbox/manifest"
+	"toolbox/probe/pluginprobe"
 	"toolbox/protocol/validate"
+	"toolbox/server/daemon/wire"
 	"toolbox/server/mcpserver"
 )
 
@@ -35,6 +38,10 @@ type MCPOptions struct {
 	// CallerEnv is the environment tools are built from; nil means
 	// os.Environ().
 	CallerEnv []string
+	// Recheck is --recheck: re-run the checks of capability backends this
+	// often and move a capability to the next locked backend whose check
+	// passes (0 = never; the lock's results hold).
+	Recheck time.Duration
 }
 
 // NewCmdMCP builds the mcp command; runF, when not nil, replaces its run
@@ -55,12 +62,12 @@ commands (builtin "process") started. Tools run exactly as ` + "`toolbox run`" +
 them. The lock must exist and match the toolbox file (run ` + "`toolbox lock`" + `).
 
 Tools run in the directory the client started toolbox mcp in, which many
-clients do not let you choose: -C DIR runs them in DIR (the default toolbox
-treats it as the repository root). -f and --state-dir are read before.
+clients do not let you choose: -C DIR runs them in DIR (the default toolbox's
+relative paths start there). -f and --state-dir are read before.
 
-Processes are recorded under --state-dir, by default $XDG_STATE_HOME/toolbox,
-else ~/.local/state/toolbox, else the user cache directory; when the default
-cannot be created, nothing is recorded. They stop when the client disconnects.`,
+Processes stop when the client disconnects. Their records are kept in the
+"mcp" directory of the state dir (--state-dir, else $XDG_STATE_HOME/toolbox,
+else ~/.local/state/toolbox); when the default cannot be created, none are.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -70,6 +77,7 @@ cannot be created, nothing is recorded. They stop when the client disconnects.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Dir, "dir", "C", "", "run the tools in this directory (default: the current one)")
+	cmd.Flags().DurationVar(&opts.Recheck, "recheck", 0, "re-run capability backends' checks this often (e.g. 5m) and switch to the next locked backend whose check passes")
 	cmd.Flags().StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: serve the capability with this backend first (repeatable; unknown names are ignored)")
 	return cmd
 }
@@ -120,6 +128,17 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	// session's processes are stopped before the exit.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if opts.Recheck > 0 {
+		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: env, TTL: opts.Recheck, Plugin: pluginprobe.Check})
+		go m.Run(ctx, func(live *manifest.Lock) {
+			for name, c := range live.Capabilities {
+				if c.Active != l.Capabilities[name].Active {
+					logger.Warn("live health: capability backend changed", "capability", name, "active", c.Active, "locked", l.Capabilities[name].Active)
+				}
+			}
+			srv.SetLock(live)
+		})
+	}
 	serr := srv.ServeIO(ctx, opts.IO.In, opts.IO.Out)
 	srv.Close()
 	closeSupervisor(opts, sup)
@@ -152,47 +171,42 @@ func freshLock(toolboxFile string) (string, *manifest.Lock, error) {
 	return lockPath, l, nil
 }
 
+// mcpStateSubdir is the directory under the state dir that holds the MCP
+// server's process records and logs, apart from the daemon's: each toolbox
+// mcp is a supervisor of its own, and the next one marks the processes of
+// one that died lost.
+const mcpStateSubdir = "mcp"
+
 // newMCPSupervisor creates the supervisor of the session's processes. An
 // explicit --state-dir that cannot be used is an error; the default one
-// falls back to keeping no records, with a warning.
+// (the daemon's, wire.DefaultStateDir) falls back to keeping no records,
+// with a warning.
 func newMCPSupervisor(opts *MCPOptions, lockPath string, l *manifest.Lock, env []string) (*supervisor.Supervisor, error) {
 	cfg := supervisor.Config{
-		StateDir: opts.StateDir, Lock: l, LockPath: lockPath, CallerEnv: env,
+		Lock: l, LockPath: lockPath, CallerEnv: env,
 		CompileSchema: compileSupervisorSchema,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(opts.IO.Err, "toolbox mcp: "+format+"\n", args...)
 		},
 	}
-	if cfg.StateDir != "" {
+	if opts.StateDir != "" {
+		cfg.StateDir = filepath.Join(opts.StateDir, mcpStateSubdir)
 		sup, err := supervisor.New(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("--state-dir %q: %w", cfg.StateDir, err)
+			return nil, fmt.Errorf("--state-dir %q: %w", opts.StateDir, err)
 		}
 		return sup, nil
 	}
-	cfg.StateDir = defaultStateDir()
-	sup, err := supervisor.New(cfg)
-	if err == nil {
-		return sup, nil
+	if d := wire.DefaultStateDir(); d != "" {
+		cfg.StateDir = filepath.Join(d, mcpStateSubdir)
+		sup, err := supervisor.New(cfg)
+		if err == nil {
+			return sup, nil
+		}
+		fmt.Fprintf(opts.IO.Err, "warning: %v; process records are not kept (set --state-dir)\n", err)
 	}
-	fmt.Fprintf(opts.IO.Err, "warning: %v; process records are not kept (set --state-dir)\n", err)
 	cfg.StateDir = ""
 	return supervisor.New(cfg)
-}
-
-// defaultStateDir is $XDG_STATE_HOME/toolbox, else ~/.local/state/toolbox
-// (the XDG default), else <user cache dir>/toolbox, else "".
-func defaultStateDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "toolbox")
-	}
-	if home, err := os.UserHomeDir(); err == nil && home != "" {
-		return filepath.Join(home, ".local", "state", "toolbox")
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "toolbox")
-	}
-	return ""
 }
 
 // closeSupervisor stops whatever is left (nothing, normally: the session

@@ -111,6 +111,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	defer stop()
 	logf("listening on %s (pid %d, lock %s)", srv.Socket(), os.Getpid(), lf.Path)
 	serr := srv.Serve(sctx, sup)
+	stop() // a second signal now kills at once
 	logf("stopping every process")
 	cctx, cancel := context.WithTimeout(context.Background(), serveCloseTimeout)
 	defer cancel()

@@ -26,6 +26,9 @@ const (
 	CodeCanceled = "canceled"
 	// CodeFailed: any other failure (the message says which).
 	CodeFailed = "failed"
+	// CodeNoDaemon is the client's own: nothing listens on the socket
+	// (ErrNoDaemon). The daemon never answers it.
+	CodeNoDaemon = "no_daemon"
 
 	// The supervisor's sentinels, one code each.
 	CodeBadSession       = "bad_session"
@@ -57,6 +60,7 @@ var sentinels = []struct {
 	code string
 	err  error
 }{
+	{CodeNoDaemon, ErrNoDaemon},
 	{CodeShuttingDown, supervisor.ErrClosed},
 	{CodeBadSession, supervisor.ErrBadSession},
 	{CodeUnknownProcess, supervisor.ErrUnknownProcess},

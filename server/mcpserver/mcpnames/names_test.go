@@ -1,6 +1,7 @@
 package mcpnames
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"toolbox/manifest"
+	"toolbox/protocol"
 )
 
 func TestMCPName(t *testing.T) {
@@ -23,21 +25,62 @@ func TestMCPName(t *testing.T) {
 	}
 }
 
+// lock is a lock of tools with the given describe documents (nil: a v1
+// tool without args), probe ok. ToolNames reads nothing else.
+func lock(tools map[string]*protocol.Describe) *manifest.Lock {
+	l := manifest.New()
+	for name, d := range tools {
+		if d == nil {
+			d = &protocol.Describe{Slug: name, Description: name, Args: []protocol.Arg{}}
+		}
+		l.Tools[name] = &manifest.Tool{Kind: manifest.KindExec, Describe: d, Probe: manifest.Probe{Status: manifest.StatusOK}}
+	}
+	return l
+}
+
+// service is a service tool's describe document; with input it reads
+// jsonl events.
+func service(name string, input bool) *protocol.Describe {
+	d := &protocol.Describe{Protocol: 2, Slug: name, Description: name, Args: []protocol.Arg{}, Process: &protocol.Process{Mode: protocol.ProcessService}}
+	if input {
+		d.Process.Input = &protocol.Input{Framing: protocol.FramingJSONL, Event: json.RawMessage(`{"type":"object"}`)}
+	}
+	return d
+}
+
+func TestToolNames(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		lock     *manifest.Lock
+		builtins []string
+		want     []string
+	}{
+		{"plain tools only", lock(map[string]*protocol.Describe{"a": nil, "b.c": nil}), nil, []string{"a", "b_c"}},
+		{"a service with input", lock(map[string]*protocol.Describe{"w": service("w", true)}), nil, []string{"inbox", "processes", "w", "w_send"}},
+		{"a service without input", lock(map[string]*protocol.Describe{"w": service("w", false)}), nil, []string{"inbox", "processes", "w"}},
+		{"builtin process", lock(map[string]*protocol.Describe{"a": nil}), []string{BuiltinProcess}, []string{"a", "inbox", "process_kill", "process_run", "process_status", "processes"}},
+		{"nil lock", nil, nil, []string{}},
+	} {
+		if tc.lock != nil {
+			tc.lock.Builtins = tc.builtins
+		}
+		got, err := ToolNames(tc.lock)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: ToolNames = %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
 // TestToolNamesCollisions: names that collide once mapped, a tool that
 // takes a built-in's name or a send companion's, and a name too long for
 // strict clients are each one *NameError naming every source.
 func TestToolNamesCollisions(t *testing.T) {
-	f := newFixture(t)
-	f.addTool(t, "watch", serviceScript, serviceDescribe("watch"))
-	f.addTool(t, "watch_send", `true`, nil)
-	f.addTool(t, "inbox", `true`, nil)
-	f.addTool(t, "kv_get", `true`, nil)
-	f.addTool(t, "kv.get", `true`, nil)
 	long := strings.Repeat("x", 65)
-	f.addTool(t, long, `true`, nil)
-	f.addTool(t, "fine", `true`, nil)
-
-	names, err := ToolNames(f.lock)
+	l := lock(map[string]*protocol.Describe{
+		"watch": service("watch", true), "watch_send": nil, "inbox": nil,
+		"kv_get": nil, "kv.get": nil, long: nil, "fine": nil,
+	})
+	names, err := ToolNames(l)
 	for _, n := range []string{"fine", "watch", "watch_send", "inbox", "kv_get", "processes"} {
 		if !slices.Contains(names, n) {
 			t.Errorf("names %v lack %q", names, n)
@@ -60,7 +103,7 @@ func TestToolNamesCollisions(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("collisions = %v, want %v", got, want)
 	}
-	if err != nil && !strings.Contains(err.Error(), `MCP tool name "kv_get" is claimed by tool "kv.get" and tool "kv_get"`) {
+	if err != nil && !strings.Contains(err.Error(), `MCP tool name "kv_get" is claimed by tool "kv.get" and tool "kv_get"; rename`) {
 		t.Errorf("error text = %v", err)
 	}
 }
@@ -69,13 +112,11 @@ func TestToolNamesCollisions(t *testing.T) {
 // served under their own names, and a tool whose describe failed at lock
 // time (no describe document) is left out rather than breaking the list.
 func TestToolNamesSkipsHiddenAndBroken(t *testing.T) {
-	f := newFixture(t)
-	f.addTool(t, "one", `true`, nil)
-	f.addTool(t, "inbox", `true`, nil) // hidden behind the capability: no collision
-	f.lock.Capabilities["greet"] = &manifest.Capability{Backends: []string{"one", "inbox"}, Active: "one"}
-	f.lock.Tools["broken"] = &manifest.Tool{Kind: "exec", Path: "tools/broken", Probe: manifest.Probe{Status: manifest.StatusFailed}}
-	f.lock.Builtins = []string{BuiltinProcess}
-	names, err := ToolNames(f.lock)
+	l := lock(map[string]*protocol.Describe{"one": nil, "inbox": nil})
+	l.Capabilities["greet"] = &manifest.Capability{Backends: []string{"one", "inbox"}, Active: "one"}
+	l.Tools["broken"] = &manifest.Tool{Kind: manifest.KindExec, Probe: manifest.Probe{Status: manifest.StatusFailed}}
+	l.Builtins = []string{BuiltinProcess}
+	names, err := ToolNames(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,21 +126,17 @@ func TestToolNamesSkipsHiddenAndBroken(t *testing.T) {
 	}
 }
 
-// TestNewRefusesCollisions: the server is not built from a lock whose
-// names collide (a lock written before the compiler checked them).
-func TestNewRefusesCollisions(t *testing.T) {
-	f := newFixture(t)
-	f.addTool(t, "kv_get", `true`, nil)
-	f.addTool(t, "kv.get", `true`, nil)
-	_, err := New(Options{LockPath: f.lockPath, Lock: f.lock, Supervisor: nil})
-	if err == nil {
-		t.Fatal("New accepted a lock without a supervisor")
+func TestPlanIsSortedAndTyped(t *testing.T) {
+	l := lock(map[string]*protocol.Describe{"w": service("w", true), "a": nil})
+	var got []string
+	for _, sp := range Plan(l) {
+		got = append(got, sp.Name)
+		if sp.Kind == KindSend && (sp.Entry.Name != "w" || sp.Input == nil) {
+			t.Errorf("send spec = %+v", sp)
+		}
 	}
-	sup := newSupervisor(t, f)
-	_, err = New(Options{LockPath: f.lockPath, Lock: f.lock, Supervisor: sup})
-	var ne *NameError
-	if !errors.As(err, &ne) || ne.Name != "kv_get" {
-		t.Errorf("New: %v, want the kv_get collision", err)
+	if want := []string{"a", "inbox", "processes", "w", "w_send"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Plan names = %v, want %v", got, want)
 	}
 }
 

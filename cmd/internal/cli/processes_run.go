@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"toolbox/launcher/supervisor"
+	"toolbox/server/daemon/wire"
+)
+
+// ProcessRunOptions are the inputs of processes run.
+type ProcessRunOptions struct {
+	DaemonOptions
+	Cmd   string
+	Name  string
+	Label string
+	// Cwd is the working directory ("" is this command's).
+	Cwd string
+	// Env are K=V additions to the environment.
+	Env     []string
+	Timeout time.Duration
+	// Wait is the inline wait (0: answer at once).
+	Wait time.Duration
+	// Environ and Getwd read this command's environment and directory
+	// (os.Environ and os.Getwd when nil).
+	Environ func() []string
+	Getwd   func() (string, error)
+}
+
+// NewCmdProcessesRun builds processes run; runF, when not nil, replaces
+// its run.
+func NewCmdProcessesRun(g *Globals, runF func(*ProcessRunOptions) error) *cobra.Command {
+	opts := &ProcessRunOptions{DaemonOptions: DaemonOptions{Globals: g}}
+	cmd := &cobra.Command{
+		Use:   "run 'COMMAND'",
+		Short: "Run a shell command in the background of the daemon, waiting for it a little",
+		Long: `run starts a shell command (bash -c) in the daemon, in this directory (or
+--cwd) with this command's environment plus --env K=V, and waits for it up to
+--wait (default 3s, at most 30s; 0 answers at once). It prints the end of its
+output on stdout and how it stands on stderr: its final state when it
+finished in time, else "running" and how to follow it (processes status
+--wait, output, wait). Exit 0 either way; the state line gives the command's
+own exit code. With --json, its status object, output tail included.
+
+Background commands are off unless the toolbox file declares builtin
+"process" {}: they run unsandboxed, as the daemon's user, exactly as powerful
+as a shell. --name (a-z, 0-9 and '-', at most 63) lets other commands address
+it; a name is refused while its process runs and reusable once it finished.
+--timeout stops it (SIGTERM, then SIGKILL) after that long.`,
+		Args: ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Cmd = args[0]
+			if err := checkWait("--wait", opts.Wait); err != nil {
+				return err
+			}
+			if opts.Timeout < 0 {
+				return &UsageError{Err: fmt.Errorf("--timeout %s: want 0 (none) or more", opts.Timeout)}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return processRunRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Name, "name", "", "a name to address the process by ([a-z0-9-], at most 63)")
+	f.StringVar(&opts.Label, "label", "", "free text shown in lists")
+	f.StringVar(&opts.Cwd, "cwd", "", "the working directory (default: this one)")
+	f.StringArrayVar(&opts.Env, "env", nil, "K=V: add a variable to the environment (repeatable)")
+	f.DurationVar(&opts.Timeout, "timeout", 0, "stop the command after this long, e.g. 10m (default: no limit)")
+	f.DurationVar(&opts.Wait, "wait", supervisor.DefaultWait, "wait up to this long for it to finish (0 to 30s)")
+	addDaemonFlags(cmd, &opts.DaemonOptions)
+	return cmd
+}
+
+// parseEnv turns K=V flags into a map.
+func parseEnv(list []string) (map[string]string, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range list {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, &UsageError{Err: fmt.Errorf("--env %q: write NAME=VALUE", kv)}
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// workDir is --cwd made absolute against this command's directory (the
+// daemon's own directory is not the caller's), or this directory.
+func (o *ProcessRunOptions) workDir() (string, error) {
+	getwd := o.Getwd
+	if getwd == nil {
+		getwd = os.Getwd
+	}
+	if filepath.IsAbs(o.Cwd) {
+		return o.Cwd, nil
+	}
+	wd, err := getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding the working directory: %w", err)
+	}
+	return filepath.Join(wd, o.Cwd), nil
+}
+
+func processRunRun(ctx context.Context, opts *ProcessRunOptions) error {
+	env, err := parseEnv(opts.Env)
+	if err != nil {
+		return err
+	}
+	dir, err := opts.workDir()
+	if err != nil {
+		return err
+	}
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ
+	}
+	wait := wire.Millis(opts.Wait)
+	if wait == 0 {
+		wait = -1 // the wire's "answer at once"; 0 there is the default
+	}
+	req := wire.Request{
+		Op: wire.OpRunCommand, CallerEnv: environ(), WaitMS: wait, Lock: opts.wantLock(),
+		Command: &wire.Command{Cmd: opts.Cmd, Name: opts.Name, Label: opts.Label, Cwd: dir, Env: env, TimeoutMS: wire.Millis(opts.Timeout)},
+	}
+	var st supervisor.Status
+	if err := opts.call(ctx, req, &st); err != nil {
+		return err
+	}
+	if opts.JSON {
+		return WriteJSON(opts.IO.Out, st)
+	}
+	if st.Tail != nil {
+		if _, err := io.WriteString(opts.IO.Out, st.Tail.Text()); err != nil {
+			return err
+		}
+		if st.Tail.Cursor > 0 {
+			fmt.Fprintf(opts.IO.Err, "toolbox: the first %d bytes of output are not shown: toolbox processes output %s --cursor 0\n", st.Tail.Cursor, st.Process)
+		}
+	}
+	fmt.Fprintln(opts.IO.Err, summaryLine(st))
+	if !st.Done {
+		fmt.Fprintf(opts.IO.Err, "toolbox: follow it with: toolbox processes status %s --wait 30s (or output, wait, stop)\n", st.Process)
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"toolbox/launcher/supervisor"
+	"toolbox/manifest"
+	"toolbox/protocol"
+	"toolbox/protocol/validate"
+	"toolbox/sandbox"
+	"toolbox/server/daemon/wire"
+)
+
+// clientEnv makes this test binary a one-shot client: it pings the socket
+// named by the variable and prints the error code (or "ok").
+const clientEnv = "DAEMON_TEST_CLIENT_SOCKET"
+
+func TestMain(m *testing.M) {
+	sandbox.Init()
+	if sock := os.Getenv(clientEnv); sock != "" {
+		_, err := (&wire.Client{Socket: sock}).Ping(context.Background())
+		if err != nil {
+			fmt.Println(wire.ErrorOf(err).Code)
+		} else {
+			fmt.Println("ok")
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fixture is a directory with a toolbox file, /bin/sh tools under tools/
+// and a hand-built lock (mechanism none, builtin "process" declared).
+type fixture struct {
+	dir  string
+	hcl  string
+	lock *manifest.Lock
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	hcl := filepath.Join(dir, "toolbox.hcl")
+	writeFile(t, hcl, "sandbox = \"none\"\nbuiltin \"process\" {}\n", 0o644)
+	return &fixture{dir: dir, hcl: hcl, lock: &manifest.Lock{
+		Version:      manifest.FormatVersion,
+		File:         manifest.FileRef{Path: "toolbox.hcl", SHA256: sha256File(t, hcl)},
+		Sandbox:      "none",
+		Builtins:     []string{"process"},
+		Tools:        map[string]*manifest.Tool{},
+		Capabilities: map[string]*manifest.Capability{},
+	}}
+}
+
+// addTool writes script as tools/NAME and locks it as a v2 tool of mode
+// with process p.
+func (f *fixture) addTool(t *testing.T, name, script, mode string, p *protocol.Process, rt *protocol.Runtime) {
+	t.Helper()
+	dir := filepath.Join(f.dir, "tools")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	writeFile(t, path, "#!/bin/sh\n"+script+"\n", 0o755)
+	if p == nil {
+		p = &protocol.Process{}
+	}
+	p.Mode = mode
+	f.lock.Tools[name] = &manifest.Tool{
+		Kind: "exec", Path: "tools/" + name, SHA256: sha256File(t, path),
+		Platform: runtime.GOOS + "/" + runtime.GOARCH, Protocol: 2,
+		Describe: &protocol.Describe{Protocol: 2, Slug: name, Description: "test tool", Args: []protocol.Arg{}, Process: p, Runtime: rt},
+		Runtime:  manifest.Runtime{Mechanism: "none"},
+		Probe:    manifest.Probe{Status: manifest.StatusOK},
+	}
+}
+
+// writeLock writes the lock beside the toolbox file.
+func (f *fixture) writeLock(t *testing.T) {
+	t.Helper()
+	if err := manifest.Write(manifest.LockPath(f.hcl), f.lock); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// echoService is a service that answers each input line with an event
+// holding it, after a ready line.
+const echoService = `echo starting; echo '{"ready":true}'; while read -r l; do echo "{\"got\":$l}"; done`
+
+func (f *fixture) addEchoService(t *testing.T, name string) {
+	t.Helper()
+	f.addTool(t, name, echoService, protocol.ProcessService, &protocol.Process{
+		Ready: &protocol.Ready{Kind: "line", Match: `"ready"`},
+		Input: &protocol.Input{Framing: "jsonl", Event: json.RawMessage(`{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`)},
+	}, nil)
+}
+
+// daemon is a served daemon and a client of it.
+type daemon struct {
+	srv    *Server
+	sup    *supervisor.Supervisor
+	client *wire.Client
+	state  string
+	logs   *logBuffer
+}
+
+// logBuffer collects Logf lines (safe for concurrent use).
+type logBuffer struct {
+	ch chan string
+}
+
+func (l *logBuffer) logf(format string, args ...any) {
+	select {
+	case l.ch <- fmt.Sprintf(format, args...):
+	default:
+	}
+}
+
+// serve writes the fixture's lock and serves it from a new state dir
+// until the test ends.
+func (f *fixture) serve(t *testing.T) *daemon {
+	t.Helper()
+	f.writeLock(t)
+	return serveAt(t, f.hcl, filepath.Join(t.TempDir(), "state"))
+}
+
+func serveAt(t *testing.T, hcl, state string) *daemon {
+	t.Helper()
+	lf, err := ReadLock(hcl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{ch: make(chan string, 1000)}
+	srv, err := Listen(Options{StateDir: state, Lock: lf, Logf: logs.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup, err := supervisor.New(supervisor.Config{
+		StateDir: state, Lock: lf.Lock, LockPath: lf.Path, CallerEnv: os.Environ(),
+		CompileSchema: func(raw json.RawMessage) (supervisor.EventValidator, error) {
+			return validate.CompileEventSchema(raw)
+		},
+		Timing: supervisor.Timing{StartTimeout: 5 * time.Second, StopGrace: 2 * time.Second, SendQuiet: 150 * time.Millisecond, RoundGap: 100 * time.Millisecond},
+	})
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, sup) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer ccancel()
+		if err := sup.Close(cctx); err != nil {
+			t.Errorf("closing the supervisor: %v", err)
+		}
+		srv.Close()
+	})
+	return &daemon{srv: srv, sup: sup, client: wire.NewClient(state), state: state, logs: logs}
+}
+
+// code is the wire code of err ("" for nil).
+func code(err error) string {
+	if err == nil {
+		return ""
+	}
+	var we *wire.Error
+	if !errors.As(err, &we) {
+		return "not a wire error: " + err.Error()
+	}
+	return we.Code
+}
+
+func ctxT(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sha256File(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
