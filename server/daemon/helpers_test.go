@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 		_, err := (&wire.Client{Socket: sock}).Ping(context.Background())
 		if err != nil {
 			fmt.Println(wire.ErrorOf(err).Code)
+			fmt.Fprintln(os.Stderr, err)
 		} else {
 			fmt.Println("ok")
 		}
@@ -52,14 +53,11 @@ func newFixture(t *testing.T) *fixture {
 	dir := t.TempDir()
 	hcl := filepath.Join(dir, "toolbox.hcl")
 	writeFile(t, hcl, "sandbox = \"none\"\nbuiltin \"process\" {}\n", 0o644)
-	return &fixture{dir: dir, hcl: hcl, lock: &manifest.Lock{
-		Version:      manifest.FormatVersion,
-		File:         manifest.FileRef{Path: "toolbox.hcl", SHA256: sha256File(t, hcl)},
-		Sandbox:      "none",
-		Builtins:     []string{"process"},
-		Tools:        map[string]*manifest.Tool{},
-		Capabilities: map[string]*manifest.Capability{},
-	}}
+	l := manifest.New()
+	l.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: sha256File(t, hcl)}
+	l.Sandbox = "none"
+	l.Builtins = []string{"process"}
+	return &fixture{dir: dir, hcl: hcl, lock: l}
 }
 
 // addTool writes script as tools/NAME and locks it as a v2 tool of mode
@@ -134,7 +132,9 @@ func (f *fixture) serve(t *testing.T) *daemon {
 	return serveAt(t, f.hcl, filepath.Join(t.TempDir(), "state"))
 }
 
-func serveAt(t *testing.T, hcl, state string) *daemon {
+// serveAt serves the lock of hcl from state; mods change the server
+// before it serves.
+func serveAt(t *testing.T, hcl, state string, mods ...func(*Server)) *daemon {
 	t.Helper()
 	lf, err := ReadLock(hcl)
 	if err != nil {
@@ -155,6 +155,9 @@ func serveAt(t *testing.T, hcl, state string) *daemon {
 	if err != nil {
 		srv.Close()
 		t.Fatal(err)
+	}
+	for _, m := range mods {
+		m(srv)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)

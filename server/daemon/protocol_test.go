@@ -74,7 +74,7 @@ func TestRoundTrip(t *testing.T) {
 	if want := "starting\n{\"ready\":true}\n{\"got\":{\"n\":7}}\n"; text.String() != want {
 		t.Errorf("paged output = %q, want %q", text.String(), want)
 	}
-	tail, err := c.Tail(ctx, "s1", h.Process, 17)
+	tail, err := c.Tail(ctx, "s1", h.Process, 16)
 	if err != nil || tail.Text() != "{\"got\":{\"n\":7}}\n" {
 		t.Errorf("tail = %q, %v", tail.Text(), err)
 	}

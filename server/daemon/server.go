@@ -191,17 +191,19 @@ func (s *Server) removeSocket() {
 // serveConn answers the one request of conn.
 func (s *Server) serveConn(conn *net.UnixConn) {
 	defer conn.Close()
-	if uid, err := peerUID(conn); err != nil || uid != s.uid {
-		if err == nil {
-			s.logf("refused a connection from uid %d (only uid %d may use this daemon)", uid, s.uid)
-			err = fmt.Errorf("only uid %d may use this daemon; you are uid %d", s.uid, uid)
-		}
-		s.respond(conn, nil, &wire.Error{Code: wire.CodeForbidden, Message: err.Error()})
-		return
-	}
+	// The request is read (not parsed) before the peer is checked, so that
+	// a refused client gets its answer rather than a reset connection.
 	conn.SetReadDeadline(time.Now().Add(requestTimeout))
 	r := bufio.NewReader(conn)
 	line, err := readLine(r, wire.MaxRequestBytes)
+	if uid, perr := peerUID(conn); perr != nil || uid != s.uid {
+		if perr == nil {
+			s.logf("refused a connection from uid %d (only uid %d may use this daemon)", uid, s.uid)
+			perr = fmt.Errorf("only uid %d may use this daemon; you are uid %d", s.uid, uid)
+		}
+		s.respond(conn, nil, &wire.Error{Code: wire.CodeForbidden, Message: perr.Error()})
+		return
+	}
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
 			s.respond(conn, nil, wire.Errorf(wire.CodeBadRequest, "reading the request: %v", err))

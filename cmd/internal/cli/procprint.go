@@ -114,6 +114,14 @@ func printList(out io.Writer, list []supervisor.Status, now time.Time) error {
 	return w.Flush()
 }
 
+// plural is "1 event", "2 events".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 func dash(s string) string {
 	if s == "" {
 		return "-"
@@ -188,7 +196,7 @@ func printMail(out io.Writer, m supervisor.Mail) {
 	head := fmt.Sprintf("#%d %s %s %s %s", m.Seq, clock(m.Time), who, m.Tool, m.Kind)
 	switch m.Kind {
 	case supervisor.MailEvents:
-		head += fmt.Sprintf(": %d events", len(m.Events))
+		head += ": " + plural(len(m.Events), "event")
 		if m.Elided > 0 {
 			head += fmt.Sprintf(" (%d more not kept)", m.Elided)
 		}

@@ -62,6 +62,8 @@ func (c *Client) Call(ctx context.Context, req Request, out any) error {
 			return ctx.Err()
 		case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED):
 			return &NoDaemonError{Socket: c.Socket, Err: unwrapSyscall(err)}
+		case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+			return Errorf(CodeForbidden, "connecting to %s: %v (the daemon answers only the user it runs as)", c.Socket, unwrapSyscall(err))
 		}
 		return fmt.Errorf("connecting to the toolbox daemon: %w", err)
 	}
@@ -72,11 +74,14 @@ func (c *Client) Call(ctx context.Context, req Request, out any) error {
 	if err != nil {
 		return fmt.Errorf("encoding the %s request: %w", req.Op, err)
 	}
-	if _, err := conn.Write(append(line, '\n')); err != nil {
-		return c.broken(ctx, req.Op, err)
-	}
+	_, werr := conn.Write(append(line, '\n'))
+	// Read the answer even when the write failed: the daemon may have
+	// answered (a refused peer, a request too long) and closed.
 	var resp Response
 	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&resp); err != nil {
+		if werr != nil {
+			err = werr
+		}
 		return c.broken(ctx, req.Op, err)
 	}
 	if !resp.OK {
