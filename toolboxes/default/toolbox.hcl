@@ -39,6 +39,12 @@ tool "search_grep" { path = "tools/search_grep" }
 tool "git_status" { path = "tools/git_status" }
 tool "git_diff" { path = "tools/git_diff" }
 
+# One binary, three tools: its describe document lists commands, so the
+# lock holds git_history.log, git_history.show and git_history.blame (MCP
+# clients see git_history_log, ...). `toolbox help git_history.blame` prints
+# the tool's own longer help. Sandboxed like read_file.
+tool "git_history" { path = "tools/git_history" }
+
 # Fetch an http(s) URL. The one tool with network access; it reads no
 # repository files. curl gives up at 25 s; the operator's call timeout
 # here stops the tool at 30 s whatever happens.
