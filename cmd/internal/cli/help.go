@@ -26,6 +26,18 @@ func NewCmdHelp(g *Globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "help [COMMAND | TOPIC | TOOL]",
 		Short: "Help about a command, a topic (toolbox-file, exit-codes) or a locked tool",
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			names, dir := completeNames(g)(cmd, args, toComplete)
+			for topic := range helpTopics {
+				names = append(names, cobra.CompletionWithDesc(topic, "help topic"))
+			}
+			for _, c := range cmd.Root().Commands() {
+				if c.IsAvailableCommand() {
+					names = append(names, cobra.CompletionWithDesc(c.Name(), c.Short))
+				}
+			}
+			return names, dir
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := cmd.Root()
 			if len(args) == 0 {

@@ -46,7 +46,8 @@ tool printed it, its stderr passed through; the exit code is the tool's own,
 bad arguments), 126 when the binary cannot be executed, 127 when it is missing.
 With --json, an envelope (tool, backend, exit_code, result or events, error) is
 printed instead.`,
-		Args: ExactArgs(1),
+		Args:              ExactArgs(1),
+		ValidArgsFunction: completeNames(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if opts.Args != "" && opts.ArgsFile != "" {
