@@ -168,6 +168,7 @@ func New(opts Options) (*Server, error) {
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	s.register()
+	s.addHelp()
 	s.sup.SetLock(lockPath, opts.Lock)
 	return s, nil
 }
