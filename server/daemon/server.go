@@ -61,7 +61,11 @@ type Server struct {
 	// base is the parent of every request's context; Close cancels it.
 	base   context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// wg counts the connections being answered; connMu orders its Add
+	// against Close's Wait (closing set: no more Adds).
+	wg      sync.WaitGroup
+	connMu  sync.Mutex
+	closing bool
 
 	closeOnce sync.Once
 	sockMu    sync.Mutex
@@ -147,12 +151,27 @@ func (s *Server) Serve(ctx context.Context, sup *supervisor.Supervisor) error {
 			}
 			continue
 		}
-		s.wg.Add(1)
+		if !s.track() {
+			conn.Close()
+			return nil
+		}
 		go func() {
 			defer s.wg.Done()
 			s.serveConn(conn)
 		}()
 	}
+}
+
+// track counts a connection to answer, unless Close began (then Close's
+// wait must not see a new one).
+func (s *Server) track() bool {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.wg.Add(1)
+	return true
 }
 
 // Close stops accepting, cancels the requests still running (after the
@@ -163,6 +182,9 @@ func (s *Server) Close() error {
 		s.ln.Close()
 		s.removeSocket()
 		s.cancel()
+		s.connMu.Lock()
+		s.closing = true
+		s.connMu.Unlock()
 		done := make(chan struct{})
 		go func() { s.wg.Wait(); close(done) }()
 		select {

@@ -52,7 +52,9 @@ func outcome(st supervisor.Status) string {
 	if st.Restarts > 0 {
 		s += fmt.Sprintf(" after %d restarts", st.Restarts)
 	}
-	if st.Reason != "" {
+	// The supervisor's reason for a plain non-zero exit only repeats the
+	// code.
+	if st.Reason != "" && (st.ExitCode == nil || st.Reason != fmt.Sprintf("exit code %d", *st.ExitCode)) {
 		s += ": " + st.Reason
 	}
 	return s

@@ -31,6 +31,15 @@ type ServeOptions struct {
 	// Signals, when set, replaces SIGINT and SIGTERM as what ends the
 	// daemon (tests cancel a context instead).
 	Signals func(context.Context) (context.Context, context.CancelFunc)
+	// MCPHTTP is --mcp-http: a loopback address (127.0.0.1:PORT, [::1]:PORT,
+	// localhost:PORT) on which MCP is also served over streamable HTTP at
+	// /mcp; "" for none.
+	MCPHTTP string
+	// MCPUnix is --mcp-unix: also serve MCP over streamable HTTP on
+	// <state dir>/mcp.sock (mode 0600).
+	MCPUnix bool
+	// Recheck is --recheck: live health for the MCP clients (see mcp).
+	Recheck time.Duration
 }
 
 // NewCmdServe builds the serve command; runF, when not nil, replaces its
@@ -67,6 +76,9 @@ It prints what it starts and stops on stderr, nothing on stdout.`,
 			return serveRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.MCPHTTP, "mcp-http", "", "also serve MCP over streamable HTTP on this loopback address, e.g. 127.0.0.1:8765 (path /mcp)")
+	cmd.Flags().BoolVar(&opts.MCPUnix, "mcp-unix", false, "also serve MCP over streamable HTTP on <state dir>/mcp.sock (mode 0600)")
+	cmd.Flags().DurationVar(&opts.Recheck, "recheck", 0, "with --mcp-http/--mcp-unix: re-run capability backends' checks this often and switch to the next locked backend whose check passes")
 	cmd.Flags().Int64Var(&opts.LogBytes, "log-bytes", 0, "also keep each process's full output in log files under the state dir, each capped at this many bytes (0: none)")
 	return cmd
 }
@@ -110,6 +122,13 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	sctx, stop := notify(ctx)
 	defer stop()
 	logf("listening on %s (pid %d, lock %s)", srv.Socket(), os.Getpid(), lf.Path)
+	if opts.MCPHTTP != "" || opts.MCPUnix {
+		closeMCP, err := serveMCPHTTP(sctx, opts, stateDir, lf.Path, lf.Lock, sup, logf)
+		if err != nil {
+			return err
+		}
+		defer closeMCP()
+	}
 	serr := srv.Serve(sctx, sup)
 	stop() // a second signal now kills at once
 	logf("stopping every process")

@@ -12,8 +12,10 @@
 // in a 0700 directory), and answers only peers of its own uid
 // (SO_PEERCRED). A client connects, writes one Request as one line of JSON
 // (at most MaxRequestBytes), and reads one Response line; then the
-// connection is closed. A client that closes its connection early cancels
-// its request (a start in progress is killed, a wait ends).
+// connection is closed. The daemon takes the end of its read side as the
+// client hanging up: a client that closes its connection, or only its
+// write side, before the answer cancels its request (a start in progress
+// is killed, a wait ends). Keep the connection open until the answer.
 //
 //	→ {"op":"status","session":"default","process":"p1a2b3c","wait_ms":5000}
 //	← {"ok":true,"result":{"process":"p1a2b3c","tool":"watch_log",...}}
