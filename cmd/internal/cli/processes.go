@@ -47,6 +47,7 @@ resumed, note, chunks [{stream, cursor, text}]). Errors under --json are
 		NewCmdProcessesStop(g, nil),
 		NewCmdProcessesWait(g, nil),
 		NewCmdProcessesRun(g, nil),
+		NewCmdProcessesCloseSession(g, nil),
 	)
 	return cmd
 }
