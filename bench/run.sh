@@ -77,6 +77,29 @@ else
   echo "(the default toolbox could not be locked here: skipping the plugin benchmark)"
 fi
 
+# Stream throughput: a stream tool that prints 200000 small jsonl events,
+# each validated against its schema, through toolbox run (plain output,
+# every event printed as it arrives) against cat of the same bytes.
+mkdir -p "$work/stream/tools"
+awk 'BEGIN { for (i = 1; i <= 200000; i++) printf "{\"n\":%d,\"msg\":\"event number %d\"}\n", i, i }' > "$work/stream/events.jsonl"
+cat > "$work/stream/tools/events" <<T
+#!/bin/sh
+[ "\$1" = describe ] && { echo '{"protocol":2,"slug":"events","description":"replays events","args":[],"process":{"mode":"stream","output":{"framing":"jsonl","event":{"type":"object","required":["n","msg"],"properties":{"n":{"type":"integer"},"msg":{"type":"string"}}}}}}'; exit 0; }
+exec cat "$work/stream/events.jsonl"
+T
+chmod 755 "$work/stream/tools/events"
+printf 'tool "events" { path = "tools/events" }\n' > "$work/stream/toolbox.hcl"
+"$work/toolbox" lock -f "$work/stream/toolbox.hcl" 2>/dev/null
+echo
+echo "== stream throughput: 200000 validated jsonl events through toolbox run vs cat of the same bytes"
+"$work/ratio" -n 5 -warmup 1 \
+  cat "cat $work/stream/events.jsonl" \
+  toolbox-run "$work/toolbox run -f $work/stream/toolbox.hcl events"
+start=$(date +%s%N)
+"$work/toolbox" run -f "$work/stream/toolbox.hcl" events >/dev/null 2>&1
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "toolbox run: 200000 events in ${ms} ms = $(awk "BEGIN{printf \"%.0f\", 200000000/$ms}") events/s"
+
 # toolbox lock of 64 tools whose probes each take 100 ms.
 mkdir -p "$work/many/tools"
 {
