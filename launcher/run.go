@@ -315,7 +315,16 @@ func runnable(name string, t *manifest.Tool, plugins PluginRunner) error {
 			Fix:  "start it with `toolbox start`",
 		}
 	}
-	if m := t.Runtime.Mechanism; (m == "" || m == string(sandbox.None)) && d.Runtime != nil {
+	return RefuseUnconfined(name, t)
+}
+
+// RefuseUnconfined refuses a tool that declares runtime.sandbox or run_as
+// but is locked with mechanism none (a lock written by hand or by another
+// program): such a tool is never run unconfined. It returns a
+// *RefusedError naming the field, or nil.
+func RefuseUnconfined(name string, t *manifest.Tool) error {
+	d := t.Describe
+	if m := t.Runtime.Mechanism; (m == "" || m == string(sandbox.None)) && d != nil && d.Runtime != nil {
 		var field string
 		switch {
 		case d.Runtime.Sandbox != nil:

@@ -150,20 +150,8 @@ func startable(name string, t *manifest.Tool) error {
 	if m := d.Mode(); m != protocol.ProcessService && m != protocol.ProcessStream {
 		return fmt.Errorf("tool %q is a %s tool, not a service or stream; run it with `toolbox run`: %w", name, m, ErrNotStartable)
 	}
-	if m := t.Runtime.Mechanism; (m == "" || m == string(sandbox.None)) && d.Runtime != nil {
-		field := ""
-		switch {
-		case d.Runtime.Sandbox != nil:
-			field = "runtime.sandbox"
-		case d.Runtime.RunAs != nil:
-			field = "runtime.run_as"
-		}
-		if field != "" {
-			return &launcher.RefusedError{
-				What: fmt.Sprintf("tool %q declares %s but is locked with sandbox mechanism %q; it is never run unconfined", name, field, "none"),
-				Fix:  "set sandbox = \"auto\" (or bwrap, landlock) in the toolbox file and run `toolbox lock`",
-			}
-		}
+	if err := launcher.RefuseUnconfined(name, t); err != nil {
+		return err
 	}
 	return nil
 }

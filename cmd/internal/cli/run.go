@@ -3,9 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,14 +18,12 @@ import (
 // RunOptions are the inputs of the run command.
 type RunOptions struct {
 	*Globals
-	Name     string
-	Args     string
-	ArgsFile string
-	Backends []string
-	Timeout  time.Duration
-	JSON     bool
-	Session  string
-	Keep     int
+	Name string
+	CallInput
+	Timeout time.Duration
+	JSON    bool
+	Session string
+	Keep    int
 }
 
 // NewCmdRun builds the run command; runF, when not nil, replaces its run
@@ -50,8 +46,8 @@ printed instead.`,
 		ValidArgsFunction: completeNames(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			if opts.Args != "" && opts.ArgsFile != "" {
-				return &UsageError{Err: errors.New("give the arguments with --args or --args-file, not both")}
+			if err := opts.check(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -60,35 +56,12 @@ printed instead.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Args, "args", "", "arguments as a JSON object, or - to read it from stdin")
-	f.StringVar(&opts.ArgsFile, "args-file", "", "read the arguments' JSON object from this file")
-	f.StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: try this backend first (repeatable; unknown names are ignored)")
+	opts.addFlags(f)
 	f.DurationVar(&opts.Timeout, "timeout", 0, "call timeout, e.g. 30s (default: the tool's timeout in the toolbox file, else 2m)")
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON envelope instead of the raw result")
 	f.IntVar(&opts.Keep, "keep", launcher.DefaultKeepEvents, "stream tools: how many last events the result keeps (every event is printed as it arrives)")
 	f.StringVar(&opts.Session, "session", os.Getenv("TOOLBOX_SESSION"), "session id passed to the tool as TOOLBOX_SESSION")
 	return cmd
-}
-
-// readArgs returns the raw JSON object of arguments.
-func (o *RunOptions) readArgs() ([]byte, error) {
-	switch {
-	case o.ArgsFile != "":
-		b, err := os.ReadFile(o.ArgsFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading --args-file: %w", err)
-		}
-		return b, nil
-	case o.Args == "-":
-		b, err := io.ReadAll(o.IO.In)
-		if err != nil {
-			return nil, fmt.Errorf("reading arguments from stdin: %w", err)
-		}
-		return b, nil
-	case o.Args == "":
-		return []byte("{}"), nil
-	}
-	return []byte(o.Args), nil
 }
 
 func parseBackends(list []string) (map[string]string, error) {
@@ -131,7 +104,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			}
 		}
 	}
-	raw, err := opts.readArgs()
+	raw, err := opts.readArgs(opts.IO.In)
 	if err != nil {
 		return opts.refused(err)
 	}

@@ -17,10 +17,8 @@ import (
 // StartOptions are the inputs of the start command.
 type StartOptions struct {
 	DaemonOptions
-	Name     string
-	Args     string
-	ArgsFile string
-	Backends []string
+	Name string
+	CallInput
 	// Environ is the environment the tool's is built from (os.Environ
 	// when nil).
 	Environ func() []string
@@ -49,8 +47,8 @@ processes.`,
 		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			if opts.Args != "" && opts.ArgsFile != "" {
-				return &UsageError{Err: errors.New("give the arguments with --args or --args-file, not both")}
+			if err := opts.check(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -59,9 +57,7 @@ processes.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Args, "args", "", "arguments as a JSON object, or - to read it from stdin")
-	f.StringVar(&opts.ArgsFile, "args-file", "", "read the arguments' JSON object from this file")
-	f.StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: try this backend first (repeatable; unknown names are ignored)")
+	opts.addFlags(f)
 	addDaemonFlags(cmd, &opts.DaemonOptions)
 	return cmd
 }
@@ -78,8 +74,7 @@ func startRun(ctx context.Context, opts *StartOptions) error {
 	if err != nil {
 		return err
 	}
-	ro := RunOptions{Globals: opts.Globals, Args: opts.Args, ArgsFile: opts.ArgsFile}
-	raw, err := ro.readArgs()
+	raw, err := opts.readArgs(opts.IO.In)
 	if err != nil {
 		return err
 	}
