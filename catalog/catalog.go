@@ -7,6 +7,7 @@ package catalog
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"toolbox/manifest"
 	"toolbox/protocol"
@@ -18,9 +19,26 @@ const (
 	KindTool       = "tool"
 )
 
+// StrictName is the name a strict client gets for a lock name: every rune
+// outside [a-zA-Z0-9_-] becomes '_' ("git_history.log" -> "git_history_log"),
+// what MCP clients and most model APIs accept. Collisions are refused at
+// lock time (mcpnames.ToolNames); `toolbox run` accepts either name.
+func StrictName(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, name)
+}
+
 // Entry is one callable name.
 type Entry struct {
+	// Name is the lock's name (a tool, "tool.command" or a capability).
 	Name string `json:"name"`
+	// ModelName is StrictName(Name): what a model is given.
+	ModelName string `json:"model_name"`
 	// Kind is KindCapability or KindTool.
 	Kind        string `json:"kind"`
 	Description string `json:"description"`
@@ -93,6 +111,7 @@ func entry(name, backend string, t *manifest.Tool) Entry {
 	}
 	return Entry{
 		Name:        name,
+		ModelName:   StrictName(name),
 		Kind:        KindTool,
 		Description: desc,
 		Backend:     backend,

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"toolbox/catalog"
 	"toolbox/manifest"
 )
 
@@ -26,6 +27,7 @@ func Resolve(l *manifest.Lock, name string, backends map[string]string) (tool, b
 	if l == nil {
 		return "", "", &RefusedError{What: "no lock", Fix: relockFix}
 	}
+	name = lockName(l, name)
 	if c, ok := l.Capabilities[name]; ok && c != nil {
 		b, err := chooseBackend(l, name, c, backends[name])
 		if err != nil {
@@ -94,4 +96,27 @@ func unusableError(name string, t *manifest.Tool) error {
 		fix = "fix the tool"
 	}
 	return &RefusedError{What: what, Fix: fix + ", then run `toolbox lock`"}
+}
+
+// lockName maps a model's name (catalog.StrictName, e.g. "kv_get") back to
+// the lock's ("kv.get"); a name the lock has, or one that maps to nothing,
+// is returned as it is. Collisions are refused at lock time.
+func lockName(l *manifest.Lock, name string) string {
+	if _, ok := l.Tools[name]; ok {
+		return name
+	}
+	if _, ok := l.Capabilities[name]; ok {
+		return name
+	}
+	for n := range l.Capabilities {
+		if catalog.StrictName(n) == name {
+			return n
+		}
+	}
+	for n := range l.Tools {
+		if catalog.StrictName(n) == name {
+			return n
+		}
+	}
+	return name
 }

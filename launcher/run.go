@@ -235,12 +235,18 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	if err != nil {
 		return nil, err
 	}
+	// Argument errors name what the caller called: the capability, whose
+	// args every backend shares, or the tool.
+	called := toolName
+	if backend != "" {
+		called = req.Name
+	}
 	if err := protocol.ValidateArgs(args, values); err != nil {
-		return nil, redactErr(&ArgError{Tool: toolName, Err: err}, secrets)
+		return nil, redactErr(&ArgError{Tool: called, Err: err}, secrets)
 	}
 	inv, err := protocol.Encode(args, values)
 	if err != nil {
-		return nil, redactErr(&ArgError{Tool: toolName, Err: err}, secrets)
+		return nil, redactErr(&ArgError{Tool: called, Err: err}, secrets)
 	}
 	framing := t.Describe.Framing()
 	var validator EventValidator

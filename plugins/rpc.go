@@ -149,6 +149,14 @@ func (c *Client) rpcError(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s plugin %q: %w", what, c.path, ctx.Err())
 	}
+	// gRPC carries the caller's deadline to the plugin, whose side may end
+	// the stream a moment before ctx itself is done: it is the same
+	// deadline, reported as ctx would.
+	if s, ok := status.FromError(err); ok && s.Code() == codes.DeadlineExceeded {
+		if _, has := ctx.Deadline(); has {
+			return fmt.Errorf("%s plugin %q: %w", what, c.path, context.DeadlineExceeded)
+		}
+	}
 	if s, ok := status.FromError(err); ok && s.Code() == codes.InvalidArgument {
 		return fmt.Errorf("%s plugin %q: %w: %s", what, c.path, ErrArguments, s.Message())
 	}

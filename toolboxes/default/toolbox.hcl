@@ -87,3 +87,9 @@ tool "go_test" {
   path    = "tools/go_test"
   timeout = "15m"
 }
+
+# Background shell commands for agents (toolbox processes run, and the MCP
+# tools process_run / process_status / process_kill). They run unsandboxed,
+# as the user of `toolbox serve` or `toolbox mcp`: remove this block for an
+# agent that must only use the tools above.
+builtin "process" {}

@@ -67,7 +67,7 @@ func listRun(opts *ListOptions) error {
 	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tKIND\tBACKEND\tMODE\tSTATUS\tDESCRIPTION")
 	for _, e := range entries {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Kind, e.Backend, e.Mode, e.Status, summary(e.Description))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ModelName, e.Kind, e.Backend, e.Mode, e.Status, summary(e.Description))
 	}
 	return w.Flush()
 }
@@ -110,7 +110,7 @@ func schemaRun(opts *SchemaOptions) error {
 	}
 	out := make([]modelTool, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, modelTool{Name: e.Name, Description: e.Description, InputSchema: e.InputSchema})
+		out = append(out, modelTool{Name: e.ModelName, Description: e.Description, InputSchema: e.InputSchema})
 	}
 	return WriteJSON(opts.IO.Out, out)
 }

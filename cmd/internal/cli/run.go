@@ -110,7 +110,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	args, err := protocol.DecodeArgs(raw)
 	if err != nil {
-		return opts.refused(fmt.Errorf("arguments: %w", err))
+		return opts.refused(err)
 	}
 	if abs, aerr := filepath.Abs(lockPath); aerr == nil {
 		lockPath = abs

@@ -44,15 +44,7 @@ var NamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // name MCP clients see: every character outside [a-zA-Z0-9_-] becomes "_",
 // so "kv.get" is "kv_get". The result may still be too long; ToolNames
 // says so.
-func MCPName(name string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			return r
-		}
-		return '_'
-	}, name)
-}
+func MCPName(name string) string { return catalog.StrictName(name) }
 
 // NameError is an MCP tool name that cannot be served: several sources map
 // to it (Sources has them all), or it does not match NamePattern (too long
