@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"toolbox/launcher/supervisor"
 
 	"github.com/spf13/cobra"
 )
@@ -106,4 +107,23 @@ func TestHelpTexts(t *testing.T) {
 		}
 	}
 	walk(root)
+}
+
+// TestFinishedCode: processes wait exits as a shell's wait does.
+func TestFinishedCode(t *testing.T) {
+	code := func(n int) *int { return &n }
+	for _, c := range []struct {
+		st   supervisor.Status
+		want int
+	}{
+		{supervisor.Status{Status: supervisor.StateExited, ExitCode: code(0)}, 0},
+		{supervisor.Status{Status: supervisor.StateFailed, ExitCode: code(4)}, 4},
+		{supervisor.Status{Status: supervisor.StateStopped, ExitCode: code(143)}, 143},
+		{supervisor.Status{Status: supervisor.StateTimedOut, ExitCode: code(137)}, ExitTimeout},
+		{supervisor.Status{Status: supervisor.StateLost}, ExitError},
+	} {
+		if got := finishedCode(c.st); got != c.want {
+			t.Errorf("%s: exit %d, want %d", c.st.Status, got, c.want)
+		}
+	}
 }

@@ -221,9 +221,10 @@ func NewCmdProcessesWait(g *Globals, runF func(*ProcessWaitOptions) error) *cobr
 	cmd := &cobra.Command{
 		Use:   "wait PROCESS",
 		Short: "Wait until a process finishes and print how it ended",
-		Long: `wait blocks until the process finishes and prints its final state (exit 0
-whatever the process's own code, which the line shows). With --timeout D it
-gives up after D: it prints the current state and exits 1.`,
+		Long: `wait blocks until the process finishes and prints its final state, then
+exits as a shell's wait does: with the process's own exit code (128+N when
+signal N ended it), 124 when it timed out, 1 when it was lost. With
+--timeout D it gives up after D: it prints the current state and exits 1.`,
 		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Process = args[0]
@@ -260,5 +261,20 @@ func processWaitRun(ctx context.Context, opts *ProcessWaitOptions) error {
 		}
 		return fmt.Errorf("%s is still %s after %s", ref(st), st.Status, opts.Timeout)
 	}
-	return nil
+	return WithCode(finishedCode(st), nil)
+}
+
+// finishedCode is the exit code of `processes wait` for a finished process,
+// as a shell's wait gives it: the process's own code when it exited, 124
+// when it timed out, 1 when it was lost or stopped without a code.
+func finishedCode(st supervisor.Status) int {
+	switch {
+	case st.Status == supervisor.StateTimedOut:
+		return ExitTimeout
+	case st.ExitCode != nil:
+		return *st.ExitCode
+	case st.Status == supervisor.StateExited:
+		return 0
+	}
+	return ExitError
 }
