@@ -116,11 +116,11 @@ func TestFinishedCode(t *testing.T) {
 		st   supervisor.Status
 		want int
 	}{
-		{supervisor.Status{Status: supervisor.StateExited, ExitCode: code(0)}, 0},
-		{supervisor.Status{Status: supervisor.StateFailed, ExitCode: code(4)}, 4},
-		{supervisor.Status{Status: supervisor.StateStopped, ExitCode: code(143)}, 143},
-		{supervisor.Status{Status: supervisor.StateTimedOut, ExitCode: code(137)}, ExitTimeout},
-		{supervisor.Status{Status: supervisor.StateLost}, ExitError},
+		{supervisor.Status{Handle: supervisor.Handle{Status: supervisor.StateExited}, ExitCode: code(0)}, 0},
+		{supervisor.Status{Handle: supervisor.Handle{Status: supervisor.StateFailed}, ExitCode: code(4)}, 4},
+		{supervisor.Status{Handle: supervisor.Handle{Status: supervisor.StateStopped}, ExitCode: code(143)}, 143},
+		{supervisor.Status{Handle: supervisor.Handle{Status: supervisor.StateTimedOut}, ExitCode: code(137)}, ExitTimeout},
+		{supervisor.Status{Handle: supervisor.Handle{Status: supervisor.StateLost}}, ExitError},
 	} {
 		if got := finishedCode(c.st); got != c.want {
 			t.Errorf("%s: exit %d, want %d", c.st.Status, got, c.want)
