@@ -2,18 +2,15 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"toolbox/internal/locktest"
 	"toolbox/launcher/supervisor"
 	"toolbox/manifest"
 	"toolbox/protocol"
@@ -25,58 +22,37 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fixture is a directory holding a toolbox file, /bin/sh tools under
-// tools/ and a hand-built lock whose paths are relative to the directory.
+// fixture is a locktest.Fixture: toolbox.hcl, /bin/sh tools under tools/
+// and a hand-built lock whose paths are relative to the directory.
 type fixture struct {
 	dir      string
 	lockPath string
 	lock     *manifest.Lock
+	lt       *locktest.Fixture
 }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	dir := t.TempDir()
-	hcl := filepath.Join(dir, "toolbox.hcl")
-	writeFile(t, hcl, "sandbox = \"none\"\n", 0o644)
-	return &fixture{
-		dir:      dir,
-		lockPath: filepath.Join(dir, "toolbox.lock.json"),
-		lock: &manifest.Lock{
-			Version:      manifest.FormatVersion,
-			File:         manifest.FileRef{Path: "toolbox.hcl", SHA256: sha256File(t, hcl)},
-			Sandbox:      "none",
-			Tools:        map[string]*manifest.Tool{},
-			Capabilities: map[string]*manifest.Capability{},
-		},
-	}
+	lt := locktest.New(t, "sandbox = \"none\"\n")
+	return &fixture{dir: lt.Dir, lockPath: lt.LockPath, lock: lt.Lock, lt: lt}
 }
 
-// addTool writes script as tools/NAME (a /bin/sh script; $1 is the verb
-// "run") and locks it with describe d (no args when nil), probe ok,
-// mechanism none.
+// addTool writes script as tools/NAME (a /bin/sh script; $1 is the verb)
+// and locks it with describe d (no args when nil), probe ok, mechanism none.
 func (f *fixture) addTool(t testing.TB, name, script string, d *protocol.Describe) *manifest.Tool {
 	t.Helper()
-	dir := filepath.Join(f.dir, "tools")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	writeFile(t, path, "#!/bin/sh\n"+script+"\n", 0o755)
-	if d == nil {
-		d = &protocol.Describe{Slug: name, Description: "test tool " + name, Args: []protocol.Arg{}}
-	}
-	tool := &manifest.Tool{
-		Kind:     "exec",
-		Path:     "tools/" + name,
-		SHA256:   sha256File(t, path),
-		Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		Protocol: d.EffectiveProtocol(),
-		Describe: d,
-		Runtime:  manifest.Runtime{Mechanism: "none"},
-		Probe:    manifest.Probe{Status: manifest.StatusOK},
-	}
-	f.lock.Tools[name] = tool
-	return tool
+	return f.lt.AddTool(t, name, script, d)
+}
+
+// writeFile and sha256File are locktest's.
+func writeFile(t testing.TB, path, content string, mode os.FileMode) {
+	t.Helper()
+	locktest.WriteFile(t, path, content, mode)
+}
+
+func sha256File(t testing.TB, path string) string {
+	t.Helper()
+	return locktest.SHA256File(t, path)
 }
 
 // v1 is a v1 describe document with args.
@@ -280,22 +256,4 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-func writeFile(t testing.TB, path, content string, mode os.FileMode) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// sha256File is the test's own hash, independent of manifest.HashFile.
-func sha256File(t testing.TB, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
 }
