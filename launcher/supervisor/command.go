@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -13,12 +12,36 @@ import (
 	"toolbox/sandbox"
 )
 
-// nameRE is the shape of a background command's name (DESIGN.md §5).
-var nameRE = regexp.MustCompile(`^[a-z0-9-]{1,63}$`)
+// validName says whether s has the shape of a background command's name,
+// [a-z0-9-]{1,63} (DESIGN.md §5). Checked by hand rather than with a
+// package-level regexp: this package is linked into the fast `toolbox`
+// binary, whose start-up must not compile anything.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
-// idRE is the shape of process ids; a name may not look like one, so a
-// reference is never ambiguous.
-var idRE = regexp.MustCompile(`^p[0-9a-f]{6}$`)
+// looksLikeID says whether s has the shape of a process id, p and six
+// lower-case hex digits; a name may not look like one, so a reference is
+// never ambiguous.
+func looksLikeID(s string) bool {
+	if len(s) != 7 || s[0] != 'p' {
+		return false
+	}
+	for i := 1; i < 7; i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // RunCommand starts a background shell command for the session (builtin
 // "process", DESIGN.md §5) and waits inline: when it finishes within
@@ -46,7 +69,7 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	if strings.TrimSpace(c.Cmd) == "" {
 		return Status{}, fmt.Errorf("running a command: the command is empty")
 	}
-	if c.Name != "" && (!nameRE.MatchString(c.Name) || idRE.MatchString(c.Name)) {
+	if c.Name != "" && (!validName(c.Name) || looksLikeID(c.Name)) {
 		return Status{}, fmt.Errorf("running a command: name %q: %w (want 1 to 63 of a-z, 0-9 and '-', not shaped like a process id)", c.Name, ErrBadName)
 	}
 	dir, err := commandDir(c.Cwd)

@@ -286,3 +286,17 @@ func TestCloseStopsEverythingAndRefusesStarts(t *testing.T) {
 		t.Errorf("start after Close: %v", err)
 	}
 }
+
+// TestNameShapes: names are [a-z0-9-]{1,63}; ids are p and six hex digits.
+func TestNameShapes(t *testing.T) {
+	for s, want := range map[string]bool{"build": true, "dev-server-2": true, "": false, "Build": false, "a_b": false, strings.Repeat("a", 63): true, strings.Repeat("a", 64): false} {
+		if validName(s) != want {
+			t.Errorf("validName(%q) = %v", s, !want)
+		}
+	}
+	for s, want := range map[string]bool{"p1a2b3c": true, "p1a2b3": false, "q1a2b3c": false, "p1A2b3c": false, "p1a2b3cd": false} {
+		if looksLikeID(s) != want {
+			t.Errorf("looksLikeID(%q) = %v", s, !want)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func TestStartCompletesAtTheReadyLine(t *testing.T) {
 	if time.Since(begin) < 200*time.Millisecond {
 		t.Error("Start returned before the ready line")
 	}
-	if h.Status != StateRunning || h.Tool != "svc" || !idRE.MatchString(h.Process) || h.Since.IsZero() {
+	if h.Status != StateRunning || h.Tool != "svc" || !looksLikeID(h.Process) || h.Since.IsZero() {
 		t.Errorf("handle = %+v", h)
 	}
 	pg, err := s.Output("sess", h.Process, 0, 0)
