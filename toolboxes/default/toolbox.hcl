@@ -25,7 +25,13 @@ plugin "read_file_go" { path = "plugins/read_file" }
 plugin "walk" { path = "plugins/walk" }
 
 # List a directory, optionally several levels deep. Sandboxed like read_file.
-tool "list_dir" { path = "tools/list_dir" }
+tool "list_dir" {
+  path = "tools/list_dir"
+  # Operator policy (a binding): agents never list hidden entries, where
+  # .env files and keys live. "all" leaves the schema the model sees, and
+  # this value wins over anything a caller passes.
+  bind "all" { value = false }
+}
 
 # Two searches with identical args; the "search" capability below picks one.
 # search_rg needs ripgrep, and its check fails (with the fix) where rg is
@@ -70,6 +76,9 @@ capability "search" {
   description = "Search the repository's files for a regular expression"
   backends    = ["search_rg", "search_grep"]
   required    = true
+  # ripgrep exits 2 on an error, e.g. a pattern its regex syntax refuses:
+  # grep then gets a try, and the result says which backends were tried.
+  fallback_on = [2]
 }
 
 # Follow a file of the repository and report the lines matching a pattern as
