@@ -82,9 +82,12 @@ func (l *loader) bindings(t *ToolDecl, c *hcl.BodyContent, block string) bool {
 			bd.Env = name
 		}
 		if sa := bc.Attributes["secret"]; sa != nil {
-			if bd.Secret, ok = l.boolean(sa, where); !ok {
+			secret, sok := l.boolean(sa, where)
+			if !sok {
+				ok = false
 				continue
 			}
+			bd.Secret = secret
 		}
 		t.Bindings = append(t.Bindings, bd)
 	}

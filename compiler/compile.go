@@ -158,13 +158,8 @@ func resolveCapability(cp *CapabilityDecl, tools map[string]*manifest.Tool, repo
 			errs = append(errs, at(cp.BackendRange, block, msg, "all backends of a capability must declare the same args (name, backing_type, arity), bound args left out"))
 		}
 	}
-	for _, want := range []string{manifest.StatusOK, manifest.StatusUnverified} {
-		for _, b := range cp.Backends {
-			if r := reports[b]; r != nil && r.Err == nil && r.Status == want {
-				lc.Active = b
-				return lc, errs
-			}
-		}
+	if order := lc.UsableBackends(tools); len(order) > 0 {
+		lc.Active = order[0]
 	}
 	return lc, errs
 }

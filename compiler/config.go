@@ -137,7 +137,7 @@ func Load(path string) (*Config, error) {
 	}
 	content, hd := f.Body.Content(rootSchema)
 	ds := fromHCL(hd, "")
-	l := &loader{cfg: cfg, names: map[string]hcl.Range{}}
+	l := &loader{cfg: cfg, names: map[string]hcl.Range{}, toolNames: map[string]bool{}}
 	l.diags = ds
 	l.root(content)
 	if len(l.diags) > 0 {
@@ -151,6 +151,10 @@ type loader struct {
 	diags Diagnostics
 	// names maps every tool and capability name to where it was declared.
 	names map[string]hcl.Range
+	// toolNames are the names declared by tool, plugin and tools blocks,
+	// valid or not: a capability naming a tool whose block has an error
+	// gets no second, misleading "unknown backend" error.
+	toolNames map[string]bool
 }
 
 func (l *loader) add(d *Diagnostic) { l.diags = append(l.diags, d) }
@@ -241,6 +245,7 @@ func (l *loader) tool(b *hcl.Block, block string) {
 	if !l.claim(t.Name, b.LabelRanges[0], block) {
 		return
 	}
+	l.toolNames[t.Name] = true
 	p, ok := l.str(c.Attributes["path"], block)
 	if !ok {
 		return
@@ -322,6 +327,7 @@ func (l *loader) toolsDir(b *hcl.Block, block string) {
 		if !l.claim(tname, b.DefRange, fmt.Sprintf("%s (file %s)", block, name)) {
 			continue
 		}
+		l.toolNames[tname] = true
 		t := *proto
 		t.Name, t.Kind, t.Path, t.Block, t.Range = tname, KindExec, p, block, b.DefRange
 		l.cfg.Tools = append(l.cfg.Tools, &t)
@@ -363,10 +369,7 @@ func (l *loader) capability(b *hcl.Block, block string) {
 // checkBackends runs once every block is read, so a capability may name a
 // tool declared after it.
 func (l *loader) checkBackends() {
-	tools := map[string]bool{}
-	for _, t := range l.cfg.Tools {
-		tools[t.Name] = true
-	}
+	tools := l.toolNames
 	for _, cp := range l.cfg.Capabilities {
 		block := fmt.Sprintf("capability %q", cp.Name)
 		seen := map[string]bool{}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"toolbox/manifest"
 	"toolbox/protocol"
@@ -113,8 +112,10 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(toolDir, abs)
 		}
+		// Relative to the lock's directory, so that the lock survives a move
+		// of the tree (filepath.Rel fails only across volumes).
 		rel, err := filepath.Rel(p.cfg.Dir, abs)
-		if err != nil || strings.HasPrefix(rel, "/") {
+		if err != nil {
 			rel = abs
 		}
 		rt.Rundir = filepath.ToSlash(rel)

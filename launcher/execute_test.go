@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"toolbox/internal/locktest"
 	"toolbox/protocol"
 	"toolbox/sandbox"
 )
@@ -263,9 +264,9 @@ func TestExecuteContext(t *testing.T) {
 func TestExecuteStartErrors(t *testing.T) {
 	dir := t.TempDir()
 	noExec := filepath.Join(dir, "noexec")
-	writeFile(t, noExec, "#!/bin/sh\necho hi\n", 0o644)
+	locktest.WriteFile(t, noExec, "#!/bin/sh\necho hi\n", 0o644)
 	badInterp := filepath.Join(dir, "badinterp")
-	writeFile(t, badInterp, "#!/nonexistent/interpreter\n", 0o755)
+	locktest.WriteFile(t, badInterp, "#!/nonexistent/interpreter\n", 0o755)
 	tests := []struct {
 		name, path string
 		want       error

@@ -7,48 +7,23 @@ import (
 	"testing"
 
 	"toolbox/internal/locktest"
-	"toolbox/manifest"
 	"toolbox/protocol"
 	"toolbox/protocol/validate"
 )
 
 // fixture is a locktest.Fixture: toolbox.hcl, /bin/sh tools under tools/
-// and a hand-built lock whose paths are relative to the directory.
-type fixture struct {
-	dir      string
-	lockPath string
-	lock     *manifest.Lock
-	lt       *locktest.Fixture
-}
+// (AddTool) and a hand-built lock whose paths are relative to Dir.
+type fixture struct{ *locktest.Fixture }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	lt := locktest.New(t, "sandbox = \"none\"\n")
-	return &fixture{dir: lt.Dir, lockPath: lt.LockPath, lock: lt.Lock, lt: lt}
-}
-
-// addTool writes script as tools/NAME (a /bin/sh script; $1 is the verb)
-// and locks it with describe d (no args when nil), probe ok, mechanism none.
-func (f *fixture) addTool(t testing.TB, name, script string, d *protocol.Describe) *manifest.Tool {
-	t.Helper()
-	return f.lt.AddTool(t, name, script, d)
-}
-
-// writeFile and sha256File are locktest's.
-func writeFile(t testing.TB, path, content string, mode os.FileMode) {
-	t.Helper()
-	locktest.WriteFile(t, path, content, mode)
-}
-
-func sha256File(t testing.TB, path string) string {
-	t.Helper()
-	return locktest.SHA256File(t, path)
+	return &fixture{locktest.New(t, "sandbox = \"none\"\n")}
 }
 
 func (f *fixture) request(name string, args map[string]any) Request {
 	return Request{
-		LockPath:  f.lockPath,
-		Lock:      f.lock,
+		LockPath:  f.LockPath,
+		Lock:      f.Lock,
 		Name:      name,
 		Args:      args,
 		CallerEnv: os.Environ(),
@@ -64,7 +39,7 @@ func writeScript(t testing.TB, dir, name, body string) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, name)
-	writeFile(t, path, "#!/bin/sh\n"+body+"\n", 0o755)
+	locktest.WriteFile(t, path, "#!/bin/sh\n"+body+"\n", 0o755)
 	return path
 }
 

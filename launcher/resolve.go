@@ -56,12 +56,8 @@ func chooseBackend(l *manifest.Lock, capName string, c *manifest.Capability, ove
 			return override, nil
 		}
 	}
-	for _, want := range []string{manifest.StatusOK, manifest.StatusUnverified} {
-		for _, b := range c.Backends {
-			if t := l.Tools[b]; t != nil && t.Describe != nil && t.Probe.Status == want {
-				return b, nil
-			}
-		}
+	if order := c.UsableBackends(l.Tools); len(order) > 0 {
+		return order[0], nil
 	}
 	var why []string
 	for _, b := range c.Backends {

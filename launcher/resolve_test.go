@@ -15,15 +15,15 @@ func TestResolve(t *testing.T) {
 		"c_ok": manifest.StatusOK, "d_ok": manifest.StatusOK, "e_skipped": manifest.StatusSkipped,
 	}
 	for name, s := range status {
-		tool := f.addTool(t, name, "exit 0", nil)
+		tool := f.AddTool(t, name, "exit 0", nil)
 		tool.Probe = manifest.Probe{Status: s, Detail: "probe said " + s, Fix: "install " + name}
 		if s == manifest.StatusFailed || s == manifest.StatusSkipped {
 			tool.Describe = nil
 		}
 	}
-	f.lock.Capabilities["search"] = &manifest.Capability{Backends: []string{"a_failed", "b_unverified", "c_ok", "d_ok"}, Active: "c_ok"}
-	f.lock.Capabilities["fallback"] = &manifest.Capability{Backends: []string{"a_failed", "b_unverified"}, Active: "b_unverified"}
-	f.lock.Capabilities["dead"] = &manifest.Capability{Backends: []string{"a_failed", "e_skipped"}}
+	f.Lock.Capabilities["search"] = &manifest.Capability{Backends: []string{"a_failed", "b_unverified", "c_ok", "d_ok"}, Active: "c_ok"}
+	f.Lock.Capabilities["fallback"] = &manifest.Capability{Backends: []string{"a_failed", "b_unverified"}, Active: "b_unverified"}
+	f.Lock.Capabilities["dead"] = &manifest.Capability{Backends: []string{"a_failed", "e_skipped"}}
 
 	tests := []struct {
 		name, call  string
@@ -49,7 +49,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tool, backend, err := Resolve(f.lock, tt.call, tt.overrides)
+			tool, backend, err := Resolve(f.Lock, tt.call, tt.overrides)
 			if tt.wantErr != "" {
 				var r *RefusedError
 				if !errors.As(err, &r) || !strings.Contains(err.Error(), tt.wantErr) {
@@ -75,7 +75,7 @@ func TestResolve(t *testing.T) {
 
 func TestResolveUnknownIsErrUnknownName(t *testing.T) {
 	f := newFixture(t)
-	_, _, err := Resolve(f.lock, "missing", nil)
+	_, _, err := Resolve(f.Lock, "missing", nil)
 	if !errors.Is(err, ErrUnknownName) {
 		t.Fatalf("error %v does not wrap ErrUnknownName", err)
 	}

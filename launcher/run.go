@@ -163,11 +163,9 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 // backend tried. Errors before launch end the call as they are.
 func runFallback(ctx context.Context, req Request, c *manifest.Capability, first string) (*Result, error) {
 	order := []string{first}
-	for _, want := range []string{manifest.StatusOK, manifest.StatusUnverified} {
-		for _, b := range c.Backends {
-			if t := req.Lock.Tools[b]; t != nil && t.Describe != nil && t.Probe.Status == want && !slices.Contains(order, b) {
-				order = append(order, b)
-			}
+	for _, b := range c.UsableBackends(req.Lock.Tools) {
+		if b != first {
+			order = append(order, b)
 		}
 	}
 	stdout := req.Stdout

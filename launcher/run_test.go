@@ -26,7 +26,7 @@ func TestRunArgModes(t *testing.T) {
 	f := newFixture(t)
 	count := arg("count", protocol.ModeDashDashEqual, protocol.ArityOptional)
 	count.BackingType = "integer"
-	f.addTool(t, "modes", echoArgs, &protocol.Describe{Slug: "modes", Description: "d", Args: []protocol.Arg{
+	f.AddTool(t, "modes", echoArgs, &protocol.Describe{Slug: "modes", Description: "d", Args: []protocol.Arg{
 		arg("path", protocol.ModePositional, protocol.AritySingle),
 		arg("pattern", protocol.ModeDashDashSpace, protocol.AritySingle),
 		arg("glob", protocol.ModeDashDashEqual, protocol.ArityOptional),
@@ -75,8 +75,8 @@ func TestRunArgModes(t *testing.T) {
 
 func TestRunArgErrorsBeforeLaunch(t *testing.T) {
 	f := newFixture(t)
-	marker := filepath.Join(f.dir, "ran")
-	f.addTool(t, "strict", "touch '"+marker+"'", &protocol.Describe{Slug: "strict", Description: "d", Args: []protocol.Arg{
+	marker := filepath.Join(f.Dir, "ran")
+	f.AddTool(t, "strict", "touch '"+marker+"'", &protocol.Describe{Slug: "strict", Description: "d", Args: []protocol.Arg{
 		arg("path", protocol.ModePositional, protocol.AritySingle),
 	}})
 	tests := []struct {
@@ -104,7 +104,7 @@ func TestRunArgErrorsBeforeLaunch(t *testing.T) {
 
 func TestRunExitCodePassthrough(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "fails", "echo partial; echo 'it broke' >&2; exit 3", nil)
+	f.AddTool(t, "fails", "echo partial; echo 'it broke' >&2; exit 3", nil)
 	res, err := Run(t.Context(), f.request("fails", nil))
 	if err != nil {
 		t.Fatalf("a tool exiting non-zero is not an error: %v", err)
@@ -116,9 +116,9 @@ func TestRunExitCodePassthrough(t *testing.T) {
 
 func TestRunCapability(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "search_rg", "echo rg", nil)
-	f.addTool(t, "search_grep", "echo grep", nil)
-	f.lock.Capabilities["search"] = &manifest.Capability{Backends: []string{"search_rg", "search_grep"}, Active: "search_rg"}
+	f.AddTool(t, "search_rg", "echo rg", nil)
+	f.AddTool(t, "search_grep", "echo grep", nil)
+	f.Lock.Capabilities["search"] = &manifest.Capability{Backends: []string{"search_rg", "search_grep"}, Active: "search_rg"}
 	for override, want := range map[string]string{"": "search_rg", "search_grep": "search_grep", "nope": "search_rg"} {
 		req := f.request("search", nil)
 		req.Backends = map[string]string{"search": override}
@@ -134,7 +134,7 @@ func TestRunCapability(t *testing.T) {
 
 func TestRunMultiCommandTool(t *testing.T) {
 	f := newFixture(t)
-	tool := f.addTool(t, "git.status", `printf '%s ' "$@"`, &protocol.Describe{
+	tool := f.AddTool(t, "git.status", `printf '%s ' "$@"`, &protocol.Describe{
 		Protocol: 2, Slug: "git", Description: "d", Args: []protocol.Arg{},
 		Process: &protocol.Process{Output: &protocol.Output{Framing: protocol.FramingChunks}},
 		Commands: []protocol.Command{
@@ -193,8 +193,8 @@ func TestRunRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			marker := filepath.Join(f.dir, "ran")
-			tt.mutate(f.addTool(t, "t", "touch '"+marker+"'", nil))
+			marker := filepath.Join(f.Dir, "ran")
+			tt.mutate(f.AddTool(t, "t", "touch '"+marker+"'", nil))
 			res, err := Run(t.Context(), f.request("t", nil))
 			var r *RefusedError
 			if res != nil || !errors.As(err, &r) || !strings.Contains(err.Error(), tt.want) || r.Fix == "" {
@@ -209,7 +209,7 @@ func TestRunRefusals(t *testing.T) {
 
 func TestRunTimeouts(t *testing.T) {
 	f := newFixture(t)
-	tool := f.addTool(t, "stubborn", `trap '' TERM; sleep 30`, &protocol.Describe{
+	tool := f.AddTool(t, "stubborn", `trap '' TERM; sleep 30`, &protocol.Describe{
 		Protocol: 2, Slug: "stubborn", Description: "d", Args: []protocol.Arg{},
 		Process: &protocol.Process{Output: &protocol.Output{Framing: protocol.FramingChunks}},
 		Runtime: &protocol.Runtime{Timeout: &protocol.Timeout{Stop: seconds(0.2)}},
@@ -240,7 +240,7 @@ func TestRunTimeouts(t *testing.T) {
 
 func TestRunGrandchildHoldingStdout(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "forks", `sleep 30 & echo done`, nil)
+	f.AddTool(t, "forks", `sleep 30 & echo done`, nil)
 	res, err := Run(t.Context(), f.request("forks", nil))
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestStopPlanAndCallTimeout(t *testing.T) {
 
 func TestRunJSONLEvents(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "events", `printf '{"n":1}\n{"x":2}\noops\n{"n":"three"}\n'`, &protocol.Describe{
+	f.AddTool(t, "events", `printf '{"n":1}\n{"x":2}\noops\n{"n":"three"}\n'`, &protocol.Describe{
 		Protocol: 2, Slug: "events", Description: "d", Args: []protocol.Arg{},
 		Process: &protocol.Process{Output: &protocol.Output{
 			Event: json.RawMessage(`{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`),
@@ -316,11 +316,11 @@ func TestRunJSONLEvents(t *testing.T) {
 
 func TestRunLinesAndEmptyResult(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "lines", `printf 'one\ntwo\n'`, &protocol.Describe{
+	f.AddTool(t, "lines", `printf 'one\ntwo\n'`, &protocol.Describe{
 		Protocol: 2, Slug: "lines", Description: "d", Args: []protocol.Arg{},
 		Process: &protocol.Process{Output: &protocol.Output{Framing: protocol.FramingLines}},
 	})
-	f.addTool(t, "quiet", `exit 0`, &protocol.Describe{
+	f.AddTool(t, "quiet", `exit 0`, &protocol.Describe{
 		Slug: "quiet", Description: "d", Args: []protocol.Arg{},
 		EmptyResult: &protocol.EmptyResult{Tag: "AddMessage", Contents: "nothing found"},
 	})
@@ -336,8 +336,8 @@ func TestRunLinesAndEmptyResult(t *testing.T) {
 
 func TestRunNotExecutable(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "t", "echo hi", nil)
-	if err := os.Chmod(filepath.Join(f.dir, "tools", "t"), 0o644); err != nil {
+	f.AddTool(t, "t", "echo hi", nil)
+	if err := os.Chmod(filepath.Join(f.Dir, "tools", "t"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Run(t.Context(), f.request("t", nil))
@@ -348,8 +348,8 @@ func TestRunNotExecutable(t *testing.T) {
 
 func TestRunMissingBinary(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "t", "echo hi", nil)
-	if err := os.Remove(filepath.Join(f.dir, "tools", "t")); err != nil {
+	f.AddTool(t, "t", "echo hi", nil)
+	if err := os.Remove(filepath.Join(f.Dir, "tools", "t")); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Run(t.Context(), f.request("t", nil))
@@ -360,7 +360,7 @@ func TestRunMissingBinary(t *testing.T) {
 
 func BenchmarkRunTrivial(b *testing.B) {
 	f := newFixture(b)
-	f.addTool(b, "ok", "echo ok", nil)
+	f.AddTool(b, "ok", "echo ok", nil)
 	req := f.request("ok", nil)
 	for b.Loop() {
 		res, err := Run(b.Context(), req)
@@ -386,7 +386,7 @@ func withoutVar(env []string, name string) []string {
 func TestRunWithoutValidatorRefusesSchemaTools(t *testing.T) {
 	f := newFixture(t)
 	marker := filepath.Join(t.TempDir(), "ran")
-	f.addTool(t, "events", "touch "+marker, &protocol.Describe{
+	f.AddTool(t, "events", "touch "+marker, &protocol.Describe{
 		Protocol: 2, Slug: "events", Description: "d", Args: []protocol.Arg{},
 		Process: &protocol.Process{Output: &protocol.Output{Event: json.RawMessage(`{"type":"object"}`)}},
 	})
@@ -408,8 +408,8 @@ func TestRunWithoutValidatorRefusesSchemaTools(t *testing.T) {
 // before launch with ErrNeedsPlugin (cmd/toolbox hands it to toolbox-core).
 func TestRunPluginWithoutHost(t *testing.T) {
 	f := newFixture(t)
-	marker := filepath.Join(f.dir, "ran")
-	f.addTool(t, "p", "touch '"+marker+"'", nil).Kind = manifest.KindPlugin
+	marker := filepath.Join(f.Dir, "ran")
+	f.AddTool(t, "p", "touch '"+marker+"'", nil).Kind = manifest.KindPlugin
 	_, err := Run(t.Context(), f.request("p", nil))
 	if !errors.Is(err, ErrNeedsPlugin) {
 		t.Fatalf("err = %v, want ErrNeedsPlugin", err)
@@ -423,7 +423,7 @@ func TestRunPluginWithoutHost(t *testing.T) {
 // KeepEvents events and counts the rest, while every event is streamed.
 func TestRunStreamKeepsLastEvents(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "ticks", `i=1; while [ $i -le 50 ]; do echo "{\"n\":$i}"; i=$((i+1)); done`, &protocol.Describe{
+	f.AddTool(t, "ticks", `i=1; while [ $i -le 50 ]; do echo "{\"n\":$i}"; i=$((i+1)); done`, &protocol.Describe{
 		Protocol: 2, Slug: "ticks", Description: "d", Args: []protocol.Arg{},
 		Process: &protocol.Process{Mode: protocol.ProcessStream, Output: &protocol.Output{
 			Event: json.RawMessage(`{"type":"object","required":["n"]}`),

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"toolbox/internal/locktest"
 )
 
 func TestVerify(t *testing.T) {
@@ -19,14 +20,14 @@ func TestVerify(t *testing.T) {
 		{
 			name: "binary swapped",
 			mutate: func(t *testing.T, f *fixture) {
-				writeScript(t, filepath.Join(f.dir, "tools"), "echo", "echo evil")
+				writeScript(t, filepath.Join(f.Dir, "tools"), "echo", "echo evil")
 			},
 			wantErr: `binary "tools/echo" of tool "echo" changed (sha256 `,
 		},
 		{
 			name: "binary removed",
 			mutate: func(t *testing.T, f *fixture) {
-				if err := os.Remove(filepath.Join(f.dir, "tools", "echo")); err != nil {
+				if err := os.Remove(filepath.Join(f.Dir, "tools", "echo")); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -36,14 +37,14 @@ func TestVerify(t *testing.T) {
 		{
 			name: "toolbox file edited",
 			mutate: func(t *testing.T, f *fixture) {
-				writeFile(t, filepath.Join(f.dir, "toolbox.hcl"), "sandbox = \"auto\"\n", 0o644)
+				locktest.WriteFile(t, filepath.Join(f.Dir, "toolbox.hcl"), "sandbox = \"auto\"\n", 0o644)
 			},
 			wantErr: `toolbox file "toolbox.hcl" changed (sha256 `,
 		},
 		{
 			name: "toolbox file removed",
 			mutate: func(t *testing.T, f *fixture) {
-				if err := os.Remove(filepath.Join(f.dir, "toolbox.hcl")); err != nil {
+				if err := os.Remove(filepath.Join(f.Dir, "toolbox.hcl")); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -51,18 +52,18 @@ func TestVerify(t *testing.T) {
 		},
 		{
 			name:    "other platform",
-			mutate:  func(t *testing.T, f *fixture) { f.lock.Tools["echo"].Platform = "plan9/mips" },
+			mutate:  func(t *testing.T, f *fixture) { f.Lock.Tools["echo"].Platform = "plan9/mips" },
 			wantErr: `tool "echo" was locked on "plan9/mips", this is `,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			f.addTool(t, "echo", "echo hi", nil)
+			f.AddTool(t, "echo", "echo hi", nil)
 			if tt.mutate != nil {
 				tt.mutate(t, f)
 			}
-			err := Verify(f.lockPath, f.lock, "echo")
+			err := Verify(f.LockPath, f.Lock, "echo")
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Verify: %v", err)
@@ -90,7 +91,7 @@ func TestVerify(t *testing.T) {
 
 func TestVerifyUnknownTool(t *testing.T) {
 	f := newFixture(t)
-	if err := Verify(f.lockPath, f.lock, "ghost"); !errors.Is(err, ErrUnknownName) {
+	if err := Verify(f.LockPath, f.Lock, "ghost"); !errors.Is(err, ErrUnknownName) {
 		t.Fatalf("Verify(ghost) = %v, want ErrUnknownName", err)
 	}
 }

@@ -156,3 +156,20 @@ type Binding struct {
 	Env    string          `json:"env,omitempty"`
 	Secret bool            `json:"secret,omitempty"`
 }
+
+// UsableBackends returns the backends of c that can serve a call, in the
+// order they are tried: every backend whose probe is ok, in the
+// capability's order, then every unverified one (DESIGN.md §4). The first
+// is the active backend; a failed or skipped backend, or one missing from
+// tools, never appears. tools is a lock's Tools.
+func (c *Capability) UsableBackends(tools map[string]*Tool) []string {
+	var out []string
+	for _, want := range []string{StatusOK, StatusUnverified} {
+		for _, b := range c.Backends {
+			if t := tools[b]; t != nil && t.Describe != nil && t.Probe.Status == want {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}

@@ -159,12 +159,8 @@ func (m *Monitor) Overlay() *manifest.Lock {
 	for name, c := range m.cfg.Lock.Capabilities {
 		cc := *c
 		cc.Active = ""
-		for _, want := range []string{manifest.StatusOK, manifest.StatusUnverified} {
-			for _, b := range c.Backends {
-				if t := l.Tools[b]; cc.Active == "" && t != nil && t.Describe != nil && t.Probe.Status == want {
-					cc.Active = b
-				}
-			}
+		if order := c.UsableBackends(l.Tools); len(order) > 0 {
+			cc.Active = order[0]
 		}
 		l.Capabilities[name] = &cc
 	}

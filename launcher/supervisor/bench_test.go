@@ -68,7 +68,7 @@ func rssBytes() int64 {
 func BenchmarkServiceFlood1GiB(b *testing.B) {
 	const total = 1 << 30
 	f := newFixture(b)
-	f.addTool(b, "flood", floodScript(total), describe("flood", protocol.ProcessService,
+	f.AddTool(b, "flood", floodScript(total), describe("flood", protocol.ProcessService,
 		&protocol.Process{Ready: readyLineAt(`^ready$`)}, nil))
 	s := f.supervisor(b)
 	b.SetBytes(total)
@@ -116,7 +116,7 @@ func BenchmarkServiceFlood1GiB(b *testing.B) {
 // reports the read latency.
 func BenchmarkOutputReads32Live(b *testing.B) {
 	f := newFixture(b)
-	f.addTool(b, "chatter", `head -c 2000000 /dev/zero | tr '\0' 'x' | fold -w 80; echo
+	f.AddTool(b, "chatter", `head -c 2000000 /dev/zero | tr '\0' 'x' | fold -w 80; echo
 echo ready
 while :; do echo "tick $(date +%s.%N)"; sleep 0.1; done`,
 		describe("chatter", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`), Output: &protocol.Output{Framing: "lines"}}, nil))

@@ -122,7 +122,7 @@ func TestRunCommandEnvironmentCwdAndTimeout(t *testing.T) {
 
 func TestRunCommandNeedsTheBuiltin(t *testing.T) {
 	f := newFixture(t)
-	f.lock.Builtins = nil
+	f.Lock.Builtins = nil
 	s := f.supervisor(t)
 	if _, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "true"}); !errors.Is(err, ErrCommandsDisabled) {
 		t.Errorf("error = %v", err)

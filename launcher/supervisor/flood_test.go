@@ -59,7 +59,7 @@ func heapNow() uint64 {
 // last 1 MiB, digests and the mailbox are capped, the heap stays flat.
 func TestFloodKeepsMemoryBounded(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "flood", floodScript(floodBytes), describe("flood", protocol.ProcessService,
+	f.AddTool(t, "flood", floodScript(floodBytes), describe("flood", protocol.ProcessService,
 		&protocol.Process{Ready: readyLineAt(`^ready$`)}, nil))
 	s := f.supervisor(t, func(c *Config) { c.Timing.RoundMax = 200 * time.Millisecond })
 	base := heapNow()

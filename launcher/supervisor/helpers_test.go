@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"toolbox/internal/locktest"
-	"toolbox/manifest"
 	"toolbox/protocol"
 	"toolbox/protocol/validate"
 	"toolbox/sandbox"
@@ -25,36 +24,12 @@ func TestMain(m *testing.M) {
 }
 
 // fixture is a locktest.Fixture: toolbox.hcl, /bin/sh tools under tools/
-// and a hand-built lock whose paths are relative to the directory.
-type fixture struct {
-	dir      string
-	lockPath string
-	lock     *manifest.Lock
-	lt       *locktest.Fixture
-}
+// (AddTool) and a hand-built lock whose paths are relative to Dir.
+type fixture struct{ *locktest.Fixture }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	lt := locktest.New(t, "sandbox = \"none\"\nbuiltin \"process\" {}\n", "process")
-	return &fixture{dir: lt.Dir, lockPath: lt.LockPath, lock: lt.Lock, lt: lt}
-}
-
-// addTool writes script as tools/NAME (a /bin/sh script; $1 is the verb)
-// and locks it with describe d (no args when nil), probe ok, mechanism none.
-func (f *fixture) addTool(t testing.TB, name, script string, d *protocol.Describe) *manifest.Tool {
-	t.Helper()
-	return f.lt.AddTool(t, name, script, d)
-}
-
-// writeFile and sha256File are locktest's.
-func writeFile(t testing.TB, path, content string, mode os.FileMode) {
-	t.Helper()
-	locktest.WriteFile(t, path, content, mode)
-}
-
-func sha256File(t testing.TB, path string) string {
-	t.Helper()
-	return locktest.SHA256File(t, path)
+	return &fixture{locktest.New(t, "sandbox = \"none\"\nbuiltin \"process\" {}\n", "process")}
 }
 
 // describe is a v2 describe document of the given mode.
@@ -73,8 +48,8 @@ func secs(s float64) *float64 { return &s }
 // fastConfig is a Config with short timings, so tests do not sleep long.
 func (f *fixture) config() Config {
 	return Config{
-		Lock:          f.lock,
-		LockPath:      f.lockPath,
+		Lock:          f.Lock,
+		LockPath:      f.LockPath,
 		CallerEnv:     os.Environ(),
 		CompileSchema: compileSchema,
 		Timing: Timing{

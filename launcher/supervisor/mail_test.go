@@ -37,7 +37,7 @@ func chatty(digest *protocol.Digest, script string) *protocol.Describe {
 
 func TestMailDigestPerRound(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "chatty", `echo ready; for i in 1 2 3; do echo "{\"n\":$i}"; done; sleep 0.8; echo '{"n":4}'; echo '{"bad":1}'; sleep 0.5; exit 0`, chatty(nil, ""))
+	f.AddTool(t, "chatty", `echo ready; for i in 1 2 3; do echo "{\"n\":$i}"; done; sleep 0.8; echo '{"n":4}'; echo '{"bad":1}'; sleep 0.5; exit 0`, chatty(nil, ""))
 	s := f.supervisor(t)
 	h, err := s.Start(ctxT(t), "sess", "chatty", nil, StartOptions{})
 	if err != nil {
@@ -67,7 +67,7 @@ func TestMailDigestPerRound(t *testing.T) {
 func TestMailDigestPerEventsAndSeconds(t *testing.T) {
 	f := newFixture(t)
 	five := `echo ready; for i in 1 2 3 4 5; do echo "{\"n\":$i}"; done; sleep 0.3; exit 0`
-	f.addTool(t, "chatty", five, chatty(&protocol.Digest{Per: "events", N: 2}, ""))
+	f.AddTool(t, "chatty", five, chatty(&protocol.Digest{Per: "events", N: 2}, ""))
 	s := f.supervisor(t)
 	h, err := s.Start(ctxT(t), "sess", "chatty", nil, StartOptions{})
 	if err != nil {
@@ -78,7 +78,7 @@ func TestMailDigestPerEventsAndSeconds(t *testing.T) {
 		t.Errorf("per events 2: digests %v, want [2 2 1]", sizes)
 	}
 
-	f.addTool(t, "ticker", `echo ready; for i in 1 2 3; do echo "{\"n\":$i}"; done; sleep 1.5; echo '{"n":4}'; exec sleep 30`,
+	f.AddTool(t, "ticker", `echo ready; for i in 1 2 3; do echo "{\"n\":$i}"; done; sleep 1.5; echo '{"n":4}'; exec sleep 30`,
 		chatty(&protocol.Digest{Per: "seconds", N: 1}, ""))
 	h, err = s.Start(ctxT(t), "secs", "ticker", nil, StartOptions{})
 	if err != nil {
@@ -95,7 +95,7 @@ func TestMailDigestPerEventsAndSeconds(t *testing.T) {
 
 func TestMailDigestIsBounded(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "chatty", `echo ready; i=0; while [ $i -lt 50 ]; do echo "{\"n\":$i}"; i=$((i+1)); done; sleep 0.3; exit 0`, chatty(nil, ""))
+	f.AddTool(t, "chatty", `echo ready; i=0; while [ $i -lt 50 ]; do echo "{\"n\":$i}"; i=$((i+1)); done; sleep 0.3; exit 0`, chatty(nil, ""))
 	s := f.supervisor(t, func(c *Config) { c.Limits.MailEvents = 5 })
 	h, _ := s.Start(ctxT(t), "sess", "chatty", nil, StartOptions{})
 	s.Wait(ctxT(t), "sess", h.Process)
@@ -191,7 +191,7 @@ func TestMailboxDropsTheOldestAndSaysSo(t *testing.T) {
 func TestCloseSessionStopsEverything(t *testing.T) {
 	f := newFixture(t)
 	state := t.TempDir()
-	f.addTool(t, "svc", `trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done`,
+	f.AddTool(t, "svc", `trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done`,
 		describe("svc", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)}, nil))
 	s := f.supervisor(t, func(c *Config) { c.StateDir = state })
 	var pids []int

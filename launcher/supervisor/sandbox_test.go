@@ -46,7 +46,7 @@ func TestSetsidGrandchildDoesNotOutliveStopWhenSandboxed(t *testing.T) {
 			}
 			marker := "31.4159" + strconv.Itoa(i) + strconv.Itoa(os.Getpid())
 			f := newFixture(t)
-			tl := f.addTool(t, "escaper", `setsid sleep `+marker+` </dev/null >/dev/null 2>&1 & echo ready; exec sleep 30`,
+			tl := f.AddTool(t, "escaper", `setsid sleep `+marker+` </dev/null >/dev/null 2>&1 & echo ready; exec sleep 30`,
 				describe("escaper", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)},
 					&protocol.Runtime{Sandbox: &protocol.Sandbox{}}))
 			tl.Runtime.Mechanism = string(mech)

@@ -35,7 +35,7 @@ func echoService(cancel *protocol.Cancel) *protocol.Describe {
 
 func TestSendAnswersWithTheEventsEmitted(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", echoScript, echoService(nil))
+	f.AddTool(t, "echo", echoScript, echoService(nil))
 	s := f.supervisor(t)
 	h, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{})
 	if err != nil {
@@ -60,7 +60,7 @@ func TestSendAnswersWithTheEventsEmitted(t *testing.T) {
 
 func TestSendRefusesAnEventThatBreaksTheSchema(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", echoScript, echoService(nil))
+	f.AddTool(t, "echo", echoScript, echoService(nil))
 	s := f.supervisor(t)
 	h, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{})
 	if err != nil {
@@ -84,8 +84,8 @@ func TestSendRefusesAnEventThatBreaksTheSchema(t *testing.T) {
 
 func TestSendRefusals(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", echoScript, echoService(nil))
-	f.addTool(t, "deaf", `exec sleep 30`, describe("deaf", protocol.ProcessService, nil, nil))
+	f.AddTool(t, "echo", echoScript, echoService(nil))
+	f.AddTool(t, "deaf", `exec sleep 30`, describe("deaf", protocol.ProcessService, nil, nil))
 	s := f.supervisor(t)
 	deaf, err := s.Start(ctxT(t), "sess", "deaf", nil, StartOptions{})
 	if err != nil {
@@ -111,7 +111,7 @@ func TestSendRefusals(t *testing.T) {
 
 func TestSendLinesFraming(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "lines", `echo ready; while IFS= read -r l; do echo "got $l"; done`,
+	f.AddTool(t, "lines", `echo ready; while IFS= read -r l; do echo "got $l"; done`,
 		describe("lines", protocol.ProcessService, &protocol.Process{
 			Ready:  readyLineAt(`^ready$`),
 			Input:  &protocol.Input{Framing: "lines"},
@@ -135,7 +135,7 @@ func TestSendLinesFraming(t *testing.T) {
 
 func TestCancelBySendingAnEvent(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", echoScript, echoService(&protocol.Cancel{Send: json.RawMessage(`{"op": "quit"}`)}))
+	f.AddTool(t, "echo", echoScript, echoService(&protocol.Cancel{Send: json.RawMessage(`{"op": "quit"}`)}))
 	s := f.supervisor(t)
 	h, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{})
 	if err != nil {
@@ -154,7 +154,7 @@ func TestCancelBySendingAnEvent(t *testing.T) {
 // detector watches, and the process ends stopped exactly once.
 func TestRacingClientsOnOneHandle(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", echoScript, echoService(nil))
+	f.AddTool(t, "echo", echoScript, echoService(nil))
 	s := f.supervisor(t)
 	h, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{})
 	if err != nil {
@@ -212,12 +212,12 @@ func TestRacingClientsOnOneHandle(t *testing.T) {
 
 func TestDeclaredSchemasNeedACompiler(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", echoScript, echoService(nil))
+	f.AddTool(t, "echo", echoScript, echoService(nil))
 	s := f.supervisor(t, func(c *Config) { c.CompileSchema = nil })
 	if _, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{}); !errors.Is(err, launcher.ErrNeedsValidator) {
 		t.Errorf("Start without a schema compiler: %v", err)
 	}
-	if _, err := RunStream(ctxT(t), StreamRequest{LockPath: f.lockPath, Lock: f.lock, Name: "echo"}); !errors.Is(err, launcher.ErrNeedsValidator) {
+	if _, err := RunStream(ctxT(t), StreamRequest{LockPath: f.LockPath, Lock: f.Lock, Name: "echo"}); !errors.Is(err, launcher.ErrNeedsValidator) {
 		t.Errorf("RunStream without a schema compiler: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"toolbox/internal/locktest"
 	"toolbox/launcher"
 	"toolbox/manifest"
 	"toolbox/protocol"
@@ -17,7 +18,7 @@ import (
 
 func TestStartCompletesAtTheReadyLine(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "svc", `echo booting; sleep 0.2; echo "  ready now"; echo '{"n":1}'; exec sleep 30`,
+	f.AddTool(t, "svc", `echo booting; sleep 0.2; echo "  ready now"; echo '{"n":1}'; exec sleep 30`,
 		describe("svc", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`ready now$`)}, nil))
 	s := f.supervisor(t)
 	begin := time.Now()
@@ -79,8 +80,8 @@ func TestStatusJSONShape(t *testing.T) {
 
 func TestStartReadyOnExit(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "setup", `echo done`, describe("setup", protocol.ProcessService, &protocol.Process{Ready: &protocol.Ready{Kind: "exit"}}, nil))
-	f.addTool(t, "badsetup", `echo broken >&2; exit 3`, describe("badsetup", protocol.ProcessService, &protocol.Process{Ready: &protocol.Ready{Kind: "exit"}}, nil))
+	f.AddTool(t, "setup", `echo done`, describe("setup", protocol.ProcessService, &protocol.Process{Ready: &protocol.Ready{Kind: "exit"}}, nil))
+	f.AddTool(t, "badsetup", `echo broken >&2; exit 3`, describe("badsetup", protocol.ProcessService, &protocol.Process{Ready: &protocol.Ready{Kind: "exit"}}, nil))
 	s := f.supervisor(t)
 	h, err := s.Start(ctxT(t), "sess", "setup", nil, StartOptions{})
 	if err != nil || h.Status != StateExited {
@@ -99,8 +100,8 @@ func TestStartReadyOnExit(t *testing.T) {
 
 func TestStartImmediateAndTwiceGivesTwoHandles(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "svc", `exec sleep 30`, describe("svc", protocol.ProcessService, &protocol.Process{Ready: &protocol.Ready{Kind: "immediate"}}, nil))
-	f.lock.Capabilities["sleeper"] = &manifest.Capability{Backends: []string{"svc"}, Active: "svc"}
+	f.AddTool(t, "svc", `exec sleep 30`, describe("svc", protocol.ProcessService, &protocol.Process{Ready: &protocol.Ready{Kind: "immediate"}}, nil))
+	f.Lock.Capabilities["sleeper"] = &manifest.Capability{Backends: []string{"svc"}, Active: "svc"}
 	s := f.supervisor(t)
 	a, err := s.Start(ctxT(t), "sess", "svc", nil, StartOptions{})
 	if err != nil {
@@ -130,8 +131,8 @@ func TestStartImmediateAndTwiceGivesTwoHandles(t *testing.T) {
 
 func TestStartThatNeverGetsReadyIsKilled(t *testing.T) {
 	f := newFixture(t)
-	pidfile := filepath.Join(f.dir, "grandchild.pid")
-	f.addTool(t, "stuck", `sleep 30 & echo $! > `+pidfile+`; echo booting; exec sleep 30`,
+	pidfile := filepath.Join(f.Dir, "grandchild.pid")
+	f.AddTool(t, "stuck", `sleep 30 & echo $! > `+pidfile+`; echo booting; exec sleep 30`,
 		describe("stuck", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)},
 			&protocol.Runtime{Timeout: &protocol.Timeout{Start: secs(0.3)}}))
 	s := f.supervisor(t)
@@ -156,7 +157,7 @@ func TestStartThatNeverGetsReadyIsKilled(t *testing.T) {
 
 func TestStartCanceledByContextKillsTheProcess(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "stuck", `exec sleep 30`, describe("stuck", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)}, nil))
+	f.AddTool(t, "stuck", `exec sleep 30`, describe("stuck", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)}, nil))
 	s := f.supervisor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -173,11 +174,11 @@ func TestStartCanceledByContextKillsTheProcess(t *testing.T) {
 func TestStopSendsTheDeclaredCancelThenKills(t *testing.T) {
 	f := newFixture(t)
 	// Ignores SIGTERM (sleep inherits the ignored disposition).
-	f.addTool(t, "stubborn", `trap '' TERM; echo ready; while :; do sleep 0.05; done`,
+	f.AddTool(t, "stubborn", `trap '' TERM; echo ready; while :; do sleep 0.05; done`,
 		describe("stubborn", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)},
 			&protocol.Runtime{Timeout: &protocol.Timeout{Stop: secs(0.4)}}))
 	// Exits 0 on SIGINT.
-	f.addTool(t, "polite", `trap 'echo bye; exit 0' INT; echo ready; while :; do sleep 0.05; done`,
+	f.AddTool(t, "polite", `trap 'echo bye; exit 0' INT; echo ready; while :; do sleep 0.05; done`,
 		describe("polite", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)},
 			&protocol.Runtime{Cancel: &protocol.Cancel{Signal: "SIGINT"}}))
 	s := f.supervisor(t)
@@ -213,7 +214,7 @@ func TestStopSendsTheDeclaredCancelThenKills(t *testing.T) {
 
 func TestForcedStopKillsAtOnce(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "stubborn", `trap '' TERM; echo ready; exec sleep 30`,
+	f.AddTool(t, "stubborn", `trap '' TERM; echo ready; exec sleep 30`,
 		describe("stubborn", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)},
 			&protocol.Runtime{Timeout: &protocol.Timeout{Stop: secs(20)}}))
 	s := f.supervisor(t)
@@ -237,7 +238,7 @@ func TestForcedStopKillsAtOnce(t *testing.T) {
 
 func TestStopOfAFinishedProcessReturnsItsFinalState(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "brief", `echo '{"x":1}'; exit 4`, describe("brief", protocol.ProcessStream, nil, nil))
+	f.AddTool(t, "brief", `echo '{"x":1}'; exit 4`, describe("brief", protocol.ProcessStream, nil, nil))
 	s := f.supervisor(t)
 	h, err := s.Start(ctxT(t), "sess", "brief", nil, StartOptions{})
 	if err != nil {
@@ -257,7 +258,7 @@ func TestStopOfAFinishedProcessReturnsItsFinalState(t *testing.T) {
 
 func TestIdleTimeoutEndsTimedOut(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "quiet", `echo ready; echo tick; sleep 0.2; echo tick; exec sleep 30`,
+	f.AddTool(t, "quiet", `echo ready; echo tick; sleep 0.2; echo tick; exec sleep 30`,
 		describe("quiet", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)},
 			&protocol.Runtime{OnExit: "restart", Timeout: &protocol.Timeout{Idle: secs(0.5)}}))
 	s := f.supervisor(t)
@@ -281,8 +282,8 @@ func TestIdleTimeoutEndsTimedOut(t *testing.T) {
 
 func TestRestartWithBackoffAndLimit(t *testing.T) {
 	f := newFixture(t)
-	starts := filepath.Join(f.dir, "starts")
-	f.addTool(t, "crashy", `date +%s.%N >> `+starts+`; echo ready; exit 1`,
+	starts := filepath.Join(f.Dir, "starts")
+	f.AddTool(t, "crashy", `date +%s.%N >> `+starts+`; echo ready; exit 1`,
 		describe("crashy", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)},
 			&protocol.Runtime{OnExit: "restart"}))
 	s := f.supervisor(t, func(c *Config) {
@@ -352,7 +353,7 @@ func parseSeconds(t testing.TB, s string) float64 {
 
 func TestStopDuringRestartBackoff(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "crashy", `exit 1`, describe("crashy", protocol.ProcessService, nil, &protocol.Runtime{OnExit: "restart"}))
+	f.AddTool(t, "crashy", `exit 1`, describe("crashy", protocol.ProcessService, nil, &protocol.Runtime{OnExit: "restart"}))
 	s := f.supervisor(t, func(c *Config) { c.Timing.RestartBackoff = 10 * time.Second })
 	h, err := s.Start(ctxT(t), "sess", "crashy", nil, StartOptions{})
 	if err != nil {
@@ -367,8 +368,8 @@ func TestStopDuringRestartBackoff(t *testing.T) {
 
 func TestOnExitFailAndReport(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "failer", `exit 0`, describe("failer", protocol.ProcessService, nil, &protocol.Runtime{OnExit: "fail"}))
-	f.addTool(t, "reporter", `exit 0`, describe("reporter", protocol.ProcessService, nil, nil))
+	f.AddTool(t, "failer", `exit 0`, describe("failer", protocol.ProcessService, nil, &protocol.Runtime{OnExit: "fail"}))
+	f.AddTool(t, "reporter", `exit 0`, describe("reporter", protocol.ProcessService, nil, nil))
 	s := f.supervisor(t)
 	for name, want := range map[string]State{"failer": StateFailed, "reporter": StateExited} {
 		h, err := s.Start(ctxT(t), "sess", name, nil, StartOptions{})
@@ -384,12 +385,12 @@ func TestOnExitFailAndReport(t *testing.T) {
 
 func TestStartRefusals(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "once", `echo hi`, describe("once", protocol.ProcessOneshot, nil, nil))
-	tl := f.addTool(t, "needsarg", `echo "$@"; exec sleep 30`, describe("needsarg", protocol.ProcessService, nil, nil))
+	f.AddTool(t, "once", `echo hi`, describe("once", protocol.ProcessOneshot, nil, nil))
+	tl := f.AddTool(t, "needsarg", `echo "$@"; exec sleep 30`, describe("needsarg", protocol.ProcessService, nil, nil))
 	tl.Describe.Args = []protocol.Arg{{Name: "path", Description: "p", Type: "string", BackingType: "string", Arity: "single", Mode: "dashdashspace"}}
-	f.addTool(t, "changed", `exec sleep 30`, describe("changed", protocol.ProcessService, nil, nil))
-	writeFile(t, filepath.Join(f.dir, "tools", "changed"), "#!/bin/sh\necho evil\n", 0o755)
-	f.addTool(t, "confined", `exec sleep 30`, describe("confined", protocol.ProcessService, nil, &protocol.Runtime{Sandbox: &protocol.Sandbox{Net: "none"}}))
+	f.AddTool(t, "changed", `exec sleep 30`, describe("changed", protocol.ProcessService, nil, nil))
+	locktest.WriteFile(t, filepath.Join(f.Dir, "tools", "changed"), "#!/bin/sh\necho evil\n", 0o755)
+	f.AddTool(t, "confined", `exec sleep 30`, describe("confined", protocol.ProcessService, nil, &protocol.Runtime{Sandbox: &protocol.Sandbox{Net: "none"}}))
 	s := f.supervisor(t)
 	cases := []struct {
 		name string

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"toolbox/internal/locktest"
 	"toolbox/manifest"
 )
 
@@ -182,12 +183,12 @@ func TestKilledSupervisorsProcessesAreLost(t *testing.T) {
 	f := newFixture(t)
 	state := t.TempDir()
 	lockJSON := filepath.Join(t.TempDir(), "lock.json")
-	data, err := json.Marshal(f.lock)
+	data, err := json.Marshal(f.Lock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, lockJSON, string(data), 0o600)
-	child := exec.Command(os.Args[0], childSupervisorArg, state, lockJSON, f.lockPath)
+	locktest.WriteFile(t, lockJSON, string(data), 0o600)
+	child := exec.Command(os.Args[0], childSupervisorArg, state, lockJSON, f.LockPath)
 	child.Stderr = os.Stderr
 	out, err := child.StdoutPipe()
 	if err != nil {

@@ -14,14 +14,14 @@ import (
 
 func (f *fixture) streamRequest(name string, keep int, on func(launcher.Event)) StreamRequest {
 	return StreamRequest{
-		LockPath: f.lockPath, Lock: f.lock, Name: name, Keep: keep, OnEvent: on,
+		LockPath: f.LockPath, Lock: f.Lock, Name: name, Keep: keep, OnEvent: on,
 		CompileSchema: compileSchema,
 	}
 }
 
 func TestRunStreamDeliversEventsAsTheyArrive(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "tests", `for i in 1 2 3; do echo "{\"test\":\"t$i\",\"ok\":true}"; sleep 0.1; done
+	f.AddTool(t, "tests", `for i in 1 2 3; do echo "{\"test\":\"t$i\",\"ok\":true}"; sleep 0.1; done
 echo 'not json'
 echo '{"test":"t4","ok":"maybe"}'
 echo failing >&2
@@ -50,9 +50,9 @@ exit 1`,
 
 func TestRunStreamTimeoutsAndRefusals(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "silent", `echo '{"a":1}'; exec sleep 30`,
+	f.AddTool(t, "silent", `echo '{"a":1}'; exec sleep 30`,
 		describe("silent", protocol.ProcessStream, nil, &protocol.Runtime{Timeout: &protocol.Timeout{Idle: secs(0.3), Stop: secs(1)}}))
-	f.addTool(t, "svc", `exec sleep 30`, describe("svc", protocol.ProcessService, nil, nil))
+	f.AddTool(t, "svc", `exec sleep 30`, describe("svc", protocol.ProcessService, nil, nil))
 	begin := time.Now()
 	res, err := RunStream(ctxT(t), f.streamRequest("silent", 0, nil))
 	if err != nil {
@@ -64,7 +64,7 @@ func TestRunStreamTimeoutsAndRefusals(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	req := f.streamRequest("silent", 0, nil)
-	f.lock.Tools["silent"].Describe.Runtime.Timeout.Idle = nil
+	f.Lock.Tools["silent"].Describe.Runtime.Timeout.Idle = nil
 	res, err = RunStream(ctx, req)
 	if err != nil || !res.Canceled || res.TimedOut {
 		t.Errorf("canceled stream = %+v, %v", res, err)

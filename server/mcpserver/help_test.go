@@ -17,10 +17,10 @@ func TestHelpResource(t *testing.T) {
 	f := newFixture(t)
 	kv := v2("kv", nil)
 	kv.Commands = []protocol.Command{{Name: "get", Description: "read a key", Args: []protocol.Arg{arg("key", protocol.AritySingle)}}}
-	f.addTool(t, "kv", `if [ "$1" = help ]; then echo "longer help for $2"; fi`, kv).Command = "get"
-	f.lock.Tools["kv.get"] = f.lock.Tools["kv"]
-	delete(f.lock.Tools, "kv")
-	f.addTool(t, "echo", `exit 3`, v1("echo", arg("who", protocol.AritySingle)))
+	f.AddTool(t, "kv", `if [ "$1" = help ]; then echo "longer help for $2"; fi`, kv).Command = "get"
+	f.Lock.Tools["kv.get"] = f.Lock.Tools["kv"]
+	delete(f.Lock.Tools, "kv")
+	f.AddTool(t, "echo", `exit 3`, v1("echo", arg("who", protocol.AritySingle)))
 	e := f.start(t, nil)
 
 	res, err := e.cs.ReadResource(ctx(t), &mcp.ReadResourceParams{URI: HelpURIPrefix + "kv_get"})

@@ -12,7 +12,6 @@ import (
 
 	"toolbox/internal/locktest"
 	"toolbox/launcher/supervisor"
-	"toolbox/manifest"
 	"toolbox/protocol"
 	"toolbox/sandbox"
 )
@@ -23,36 +22,12 @@ func TestMain(m *testing.M) {
 }
 
 // fixture is a locktest.Fixture: toolbox.hcl, /bin/sh tools under tools/
-// and a hand-built lock whose paths are relative to the directory.
-type fixture struct {
-	dir      string
-	lockPath string
-	lock     *manifest.Lock
-	lt       *locktest.Fixture
-}
+// (AddTool) and a hand-built lock whose paths are relative to Dir.
+type fixture struct{ *locktest.Fixture }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	lt := locktest.New(t, "sandbox = \"none\"\n")
-	return &fixture{dir: lt.Dir, lockPath: lt.LockPath, lock: lt.Lock, lt: lt}
-}
-
-// addTool writes script as tools/NAME (a /bin/sh script; $1 is the verb)
-// and locks it with describe d (no args when nil), probe ok, mechanism none.
-func (f *fixture) addTool(t testing.TB, name, script string, d *protocol.Describe) *manifest.Tool {
-	t.Helper()
-	return f.lt.AddTool(t, name, script, d)
-}
-
-// writeFile and sha256File are locktest's.
-func writeFile(t testing.TB, path, content string, mode os.FileMode) {
-	t.Helper()
-	locktest.WriteFile(t, path, content, mode)
-}
-
-func sha256File(t testing.TB, path string) string {
-	t.Helper()
-	return locktest.SHA256File(t, path)
+	return &fixture{locktest.New(t, "sandbox = \"none\"\n")}
 }
 
 // v1 is a v1 describe document with args.
@@ -108,7 +83,7 @@ type env struct {
 func newSupervisor(t *testing.T, f *fixture) *supervisor.Supervisor {
 	t.Helper()
 	sup, err := supervisor.New(supervisor.Config{
-		Lock: f.lock, LockPath: f.lockPath, CallerEnv: os.Environ(), CompileSchema: compileSupervisor,
+		Lock: f.Lock, LockPath: f.LockPath, CallerEnv: os.Environ(), CompileSchema: compileSupervisor,
 		Timing: supervisor.Timing{StartTimeout: 5 * time.Second, StopGrace: 2 * time.Second, SendQuiet: 150 * time.Millisecond, RoundGap: 100 * time.Millisecond},
 	})
 	if err != nil {
@@ -128,7 +103,7 @@ func newSupervisor(t *testing.T, f *fixture) *supervisor.Supervisor {
 func (f *fixture) start(t *testing.T, mod func(*Options)) *env {
 	t.Helper()
 	sup := newSupervisor(t, f)
-	opts := Options{LockPath: f.lockPath, Lock: f.lock, Supervisor: sup, CallerEnv: os.Environ()}
+	opts := Options{LockPath: f.LockPath, Lock: f.Lock, Supervisor: sup, CallerEnv: os.Environ()}
 	if mod != nil {
 		mod(&opts)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"toolbox/internal/locktest"
 	"toolbox/launcher/supervisor"
 	"toolbox/manifest"
 	"toolbox/protocol"
@@ -24,8 +25,8 @@ import (
 // and the inbox (and the client's notifications) hold its mail.
 func TestServiceStartSendStop(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "watch", serviceScript, serviceDescribe("watch"))
-	f.addTool(t, "other", serviceScript, serviceDescribe("other"))
+	f.AddTool(t, "watch", serviceScript, serviceDescribe("watch"))
+	f.AddTool(t, "other", serviceScript, serviceDescribe("other"))
 	e := f.start(t, nil)
 	if err := e.cs.SetLoggingLevel(ctx(t), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func hasMail(mails []supervisor.Mail, kind, process string) bool {
 // errors, not protocol errors.
 func TestProcessesArguments(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "watch", serviceScript, serviceDescribe("watch"))
+	f.AddTool(t, "watch", serviceScript, serviceDescribe("watch"))
 	e := f.start(t, nil)
 	for _, args := range []map[string]any{
 		{"action": "status"},
@@ -159,10 +160,10 @@ func TestProcessesArguments(t *testing.T) {
 // the client's connection ends.
 func TestConnectionCloseStopsProcesses(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "watch", serviceScript, serviceDescribe("watch"))
+	f.AddTool(t, "watch", serviceScript, serviceDescribe("watch"))
 	e := f.start(t, nil)
 	wantOK(t, e.call("watch", nil))
-	data, err := os.ReadFile(filepath.Join(f.dir, "service.pid"))
+	data, err := os.ReadFile(filepath.Join(f.Dir, "service.pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestServiceThatNeverGetsReady(t *testing.T) {
 	f := newFixture(t)
 	d := serviceDescribe("dud")
 	d.Runtime = &protocol.Runtime{Timeout: &protocol.Timeout{Start: secs(0.3)}}
-	f.addTool(t, "dud", `echo starting; echo oops >&2; sleep 10`, d)
+	f.AddTool(t, "dud", `echo starting; echo oops >&2; sleep 10`, d)
 	fl := wantFailure(t, f.start(t, nil).call("dud", nil))
 	if !strings.Contains(fl.Error, "not ready") || !strings.Contains(fl.Output, "oops") {
 		t.Errorf("failure = %+v, want the reason and the output", fl)
@@ -196,9 +197,9 @@ func secs(s float64) *float64 { return &s }
 // StreamKeep events and counts the rest.
 func TestStreamTool(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "count", `for i in 1 2 3 4 5; do echo "{\"i\": $i}"; done`,
+	f.AddTool(t, "count", `for i in 1 2 3 4 5; do echo "{\"i\": $i}"; done`,
 		v2("count", &protocol.Process{Mode: protocol.ProcessStream, Output: &protocol.Output{Event: json.RawMessage(`{"type":"object"}`)}}))
-	f.addTool(t, "crash", `echo '{"i": 1}'; echo dying >&2; exit 4`, v2("crash", &protocol.Process{Mode: protocol.ProcessStream}))
+	f.AddTool(t, "crash", `echo '{"i": 1}'; echo dying >&2; exit 4`, v2("crash", &protocol.Process{Mode: protocol.ProcessStream}))
 	e := f.start(t, func(o *Options) { o.StreamKeep = 3 })
 
 	p := &mcp.CallToolParams{Name: "count"}
@@ -232,7 +233,7 @@ func TestStreamTool(t *testing.T) {
 // one keeps running, is found by name and killed.
 func TestBackgroundCommands(t *testing.T) {
 	f := newFixture(t)
-	f.lock.Builtins = []string{mcpnames.BuiltinProcess}
+	f.Lock.Builtins = []string{mcpnames.BuiltinProcess}
 	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" {}\n")
 	e := f.start(t, nil)
 
@@ -262,7 +263,7 @@ func TestBackgroundCommands(t *testing.T) {
 
 // rehash rewrites the toolbox file and its hash in the lock.
 func rehash(t *testing.T, f *fixture, content string) {
-	path := filepath.Join(f.dir, "toolbox.hcl")
-	writeFile(t, path, content, 0o644)
-	f.lock.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: sha256File(t, path)}
+	path := filepath.Join(f.Dir, "toolbox.hcl")
+	locktest.WriteFile(t, path, content, 0o644)
+	f.Lock.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: locktest.SHA256File(t, path)}
 }

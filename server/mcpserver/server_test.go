@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"toolbox/internal/locktest"
 	"toolbox/manifest"
 	"toolbox/protocol"
 	"toolbox/server/mcpserver/mcpnames"
@@ -22,17 +23,17 @@ import (
 // companion with the declared input.event verbatim, and the built-ins.
 func TestListTools(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", `echo "hello $2"`, v1("echo", arg("who", protocol.AritySingle)))
-	f.addTool(t, "one", `echo "one: $2"`, v1("one", arg("who", protocol.AritySingle)))
-	f.addTool(t, "two", `echo "two: $2"`, v1("two", arg("who", protocol.AritySingle)))
-	f.lock.Capabilities["greet"] = &manifest.Capability{Description: "say hello", Backends: []string{"one", "two"}, Active: "one"}
+	f.AddTool(t, "echo", `echo "hello $2"`, v1("echo", arg("who", protocol.AritySingle)))
+	f.AddTool(t, "one", `echo "one: $2"`, v1("one", arg("who", protocol.AritySingle)))
+	f.AddTool(t, "two", `echo "two: $2"`, v1("two", arg("who", protocol.AritySingle)))
+	f.Lock.Capabilities["greet"] = &manifest.Capability{Description: "say hello", Backends: []string{"one", "two"}, Active: "one"}
 	kv := v2("kv", nil)
 	kv.Commands = []protocol.Command{{Name: "get", Description: "read a key", Args: []protocol.Arg{arg("key", protocol.AritySingle)}}}
-	f.addTool(t, "kv", `echo "$@"`, kv).Command = "get"
-	f.lock.Tools["kv.get"] = f.lock.Tools["kv"]
-	delete(f.lock.Tools, "kv")
-	f.addTool(t, "watch", serviceScript, serviceDescribe("watch"))
-	f.lock.Builtins = []string{mcpnames.BuiltinProcess}
+	f.AddTool(t, "kv", `echo "$@"`, kv).Command = "get"
+	f.Lock.Tools["kv.get"] = f.Lock.Tools["kv"]
+	delete(f.Lock.Tools, "kv")
+	f.AddTool(t, "watch", serviceScript, serviceDescribe("watch"))
+	f.Lock.Builtins = []string{mcpnames.BuiltinProcess}
 	e := f.start(t, nil)
 
 	res, err := e.cs.ListTools(ctx(t), nil)
@@ -50,7 +51,7 @@ func TestListTools(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
-	if got, _ := mcpnames.ToolNames(f.lock); !reflect.DeepEqual(got, want) {
+	if got, _ := mcpnames.ToolNames(f.Lock); !reflect.DeepEqual(got, want) {
 		t.Errorf("mcpnames.ToolNames = %v, want the served %v", got, want)
 	}
 	if d := tools["greet"].Description; d != "say hello" {
@@ -74,7 +75,7 @@ func TestListTools(t *testing.T) {
 	}
 	event := schema("watch_send")["properties"].(map[string]any)["event"]
 	var declared any
-	if err := json.Unmarshal(f.lock.Tools["watch"].Describe.Process.Input.Event, &declared); err != nil {
+	if err := json.Unmarshal(f.Lock.Tools["watch"].Describe.Process.Input.Event, &declared); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(event, declared) {
@@ -89,8 +90,8 @@ func TestListTools(t *testing.T) {
 // neither processes nor inbox.
 func TestNoProcessTools(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", `echo hi`, nil)
-	got, err := mcpnames.ToolNames(f.lock)
+	f.AddTool(t, "echo", `echo hi`, nil)
+	got, err := mcpnames.ToolNames(f.Lock)
 	if err != nil || !reflect.DeepEqual(got, []string{"echo"}) {
 		t.Fatalf("mcpnames.ToolNames = %v, %v; want [echo]", got, err)
 	}
@@ -98,7 +99,7 @@ func TestNoProcessTools(t *testing.T) {
 
 func TestCallOneshot(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", `echo "hello $2 from $TOOLBOX_SESSION"`, v1("echo", arg("who", protocol.AritySingle)))
+	f.AddTool(t, "echo", `echo "hello $2 from $TOOLBOX_SESSION"`, v1("echo", arg("who", protocol.AritySingle)))
 	e := f.start(t, nil)
 	res := e.call("echo", map[string]any{"who": "ann"})
 	wantOK(t, res)
@@ -117,9 +118,9 @@ func TestCallOneshot(t *testing.T) {
 
 func TestCallCapabilityNamesBackend(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "one", `echo "one: $2"`, v1("one", arg("who", protocol.AritySingle)))
-	f.addTool(t, "two", `echo "two: $2"`, v1("two", arg("who", protocol.AritySingle)))
-	f.lock.Capabilities["greet"] = &manifest.Capability{Backends: []string{"one", "two"}, Active: "one"}
+	f.AddTool(t, "one", `echo "one: $2"`, v1("one", arg("who", protocol.AritySingle)))
+	f.AddTool(t, "two", `echo "two: $2"`, v1("two", arg("who", protocol.AritySingle)))
+	f.Lock.Capabilities["greet"] = &manifest.Capability{Backends: []string{"one", "two"}, Active: "one"}
 
 	res := f.start(t, nil).call("greet", map[string]any{"who": "ann"})
 	wantOK(t, res)
@@ -137,7 +138,7 @@ func TestCallCapabilityNamesBackend(t *testing.T) {
 
 func TestCallJSONLEventsStructured(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "ev", `echo '{"n":1}'; echo 'not json'`, v2("ev", &protocol.Process{Output: &protocol.Output{Framing: protocol.FramingJSONL}}))
+	f.AddTool(t, "ev", `echo '{"n":1}'; echo 'not json'`, v2("ev", &protocol.Process{Output: &protocol.Output{Framing: protocol.FramingJSONL}}))
 	res := f.start(t, nil).call("ev", nil)
 	wantOK(t, res)
 	var ev EventsResult
@@ -154,7 +155,7 @@ func TestCallBinaryIsResource(t *testing.T) {
 	f := newFixture(t)
 	d := v1("img")
 	d.OutputMediaType = "image/png"
-	f.addTool(t, "img", `printf '\211PNG\r\n\032\n\377'`, d)
+	f.AddTool(t, "img", `printf '\211PNG\r\n\032\n\377'`, d)
 	res := f.start(t, nil).call("img", nil)
 	wantOK(t, res)
 	if len(res.Content) != 1 {
@@ -171,8 +172,8 @@ func TestCallBinaryIsResource(t *testing.T) {
 
 func TestCallFailureIsToolError(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "bad", `echo partial; echo boom >&2; exit 3`, nil)
-	f.addTool(t, "slow", `sleep 5`, nil).Runtime.TimeoutSeconds = 0.3
+	f.AddTool(t, "bad", `echo partial; echo boom >&2; exit 3`, nil)
+	f.AddTool(t, "slow", `sleep 5`, nil).Runtime.TimeoutSeconds = 0.3
 	e := f.start(t, nil)
 
 	fl := wantFailure(t, e.call("bad", nil))
@@ -187,7 +188,7 @@ func TestCallFailureIsToolError(t *testing.T) {
 
 func TestCallBadArgumentsIsToolError(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", `echo "$2"`, v1("echo", arg("who", protocol.AritySingle)))
+	f.AddTool(t, "echo", `echo "$2"`, v1("echo", arg("who", protocol.AritySingle)))
 	e := f.start(t, nil)
 	for _, args := range []map[string]any{{}, {"who": "a", "whom": "b"}, {"who": map[string]any{}}} {
 		fl := wantFailure(t, e.call("echo", args))
@@ -199,9 +200,9 @@ func TestCallBadArgumentsIsToolError(t *testing.T) {
 
 func TestCallRefusedWhenBinaryChanged(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", `echo hi`, nil)
+	f.AddTool(t, "echo", `echo hi`, nil)
 	e := f.start(t, nil)
-	writeFile(t, f.dir+"/tools/echo", "#!/bin/sh\necho changed\n", 0o755)
+	locktest.WriteFile(t, f.Dir+"/tools/echo", "#!/bin/sh\necho changed\n", 0o755)
 	fl := wantFailure(t, e.call("echo", nil))
 	if fl.ExitCode != 125 || !strings.Contains(fl.Error, "toolbox lock") {
 		t.Errorf("failure = %+v, want a refusal naming the fix", fl)
@@ -210,7 +211,7 @@ func TestCallRefusedWhenBinaryChanged(t *testing.T) {
 
 func TestLongCallSendsProgress(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "slow", `sleep 0.4; echo done`, nil)
+	f.AddTool(t, "slow", `sleep 0.4; echo done`, nil)
 	e := f.start(t, func(o *Options) { o.ProgressInterval = 50 * time.Millisecond })
 
 	res := e.call("slow", nil) // no progress token: no progress
@@ -241,12 +242,12 @@ func TestLongCallSendsProgress(t *testing.T) {
 // names collide once mapped (a lock written before the compiler checked).
 func TestNewRefuses(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "kv_get", `true`, nil)
-	f.addTool(t, "kv.get", `true`, nil)
-	if _, err := New(Options{LockPath: f.lockPath, Lock: f.lock}); err == nil {
+	f.AddTool(t, "kv_get", `true`, nil)
+	f.AddTool(t, "kv.get", `true`, nil)
+	if _, err := New(Options{LockPath: f.LockPath, Lock: f.Lock}); err == nil {
 		t.Error("New accepted options without a supervisor")
 	}
-	_, err := New(Options{LockPath: f.lockPath, Lock: f.lock, Supervisor: newSupervisor(t, f)})
+	_, err := New(Options{LockPath: f.LockPath, Lock: f.Lock, Supervisor: newSupervisor(t, f)})
 	var ne *mcpnames.NameError
 	if !errors.As(err, &ne) || ne.Name != "kv_get" {
 		t.Errorf("New: %v, want the kv_get collision", err)

@@ -18,10 +18,10 @@ import (
 // it.
 func TestHTTPHandler(t *testing.T) {
 	f := newFixture(t)
-	f.addTool(t, "echo", `echo "hello $2"`, v1("echo", arg("who", "single")))
-	f.addTool(t, "watch", serviceScript, serviceDescribe("watch"))
+	f.AddTool(t, "echo", `echo "hello $2"`, v1("echo", arg("who", "single")))
+	f.AddTool(t, "watch", serviceScript, serviceDescribe("watch"))
 	sup := newSupervisor(t, f)
-	srv, err := New(Options{LockPath: f.lockPath, Lock: f.lock, Supervisor: sup, CallerEnv: os.Environ()})
+	srv, err := New(Options{LockPath: f.LockPath, Lock: f.Lock, Supervisor: sup, CallerEnv: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestHTTPHandler(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("send over HTTP: %v %s", err, text(res))
 	}
-	data, err := os.ReadFile(filepath.Join(f.dir, "service.pid"))
+	data, err := os.ReadFile(filepath.Join(f.Dir, "service.pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
