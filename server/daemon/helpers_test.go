@@ -2,17 +2,15 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
+	"toolbox/internal/locktest"
 	"toolbox/launcher/supervisor"
 	"toolbox/manifest"
 	"toolbox/protocol"
@@ -40,53 +38,33 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fixture is a directory with a toolbox file, /bin/sh tools under tools/
-// and a hand-built lock (mechanism none, builtin "process" declared).
-type fixture struct {
-	dir  string
-	hcl  string
-	lock *manifest.Lock
-}
+// fixture is a locktest.Fixture (mechanism none, builtin "process"
+// declared) whose lock the daemon reads from disk (writeLock).
+type fixture struct{ *locktest.Fixture }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dir := t.TempDir()
-	hcl := filepath.Join(dir, "toolbox.hcl")
-	writeFile(t, hcl, "sandbox = \"none\"\nbuiltin \"process\" {}\n", 0o644)
-	l := manifest.New()
-	l.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: sha256File(t, hcl)}
-	l.Sandbox = "none"
-	l.Builtins = []string{"process"}
-	return &fixture{dir: dir, hcl: hcl, lock: l}
+	return &fixture{locktest.New(t, "sandbox = \"none\"\nbuiltin \"process\" {}\n", "process")}
 }
 
+// hcl is the toolbox file's path.
+func (f *fixture) hcl() string { return filepath.Join(f.Dir, "toolbox.hcl") }
+
 // addTool writes script as tools/NAME and locks it as a v2 tool of mode
-// with process p.
+// with process p and runtime rt.
 func (f *fixture) addTool(t *testing.T, name, script, mode string, p *protocol.Process, rt *protocol.Runtime) {
 	t.Helper()
-	dir := filepath.Join(f.dir, "tools")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	writeFile(t, path, "#!/bin/sh\n"+script+"\n", 0o755)
 	if p == nil {
 		p = &protocol.Process{}
 	}
 	p.Mode = mode
-	f.lock.Tools[name] = &manifest.Tool{
-		Kind: "exec", Path: "tools/" + name, SHA256: sha256File(t, path),
-		Platform: runtime.GOOS + "/" + runtime.GOARCH, Protocol: 2,
-		Describe: &protocol.Describe{Protocol: 2, Slug: name, Description: "test tool", Args: []protocol.Arg{}, Process: p, Runtime: rt},
-		Runtime:  manifest.Runtime{Mechanism: "none"},
-		Probe:    manifest.Probe{Status: manifest.StatusOK},
-	}
+	f.AddTool(t, name, script, &protocol.Describe{Protocol: 2, Slug: name, Description: "test tool", Args: []protocol.Arg{}, Process: p, Runtime: rt})
 }
 
 // writeLock writes the lock beside the toolbox file.
 func (f *fixture) writeLock(t *testing.T) {
 	t.Helper()
-	if err := manifest.Write(manifest.LockPath(f.hcl), f.lock); err != nil {
+	if err := manifest.Write(f.LockPath, f.Lock); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -129,7 +107,7 @@ func (l *logBuffer) logf(format string, args ...any) {
 func (f *fixture) serve(t *testing.T) *daemon {
 	t.Helper()
 	f.writeLock(t)
-	return serveAt(t, f.hcl, filepath.Join(t.TempDir(), "state"))
+	return serveAt(t, f.hcl(), filepath.Join(t.TempDir(), "state"))
 }
 
 // serveAt serves the lock of hcl from state; mods change the server
@@ -194,23 +172,6 @@ func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func writeFile(t *testing.T, path, content string, mode os.FileMode) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func sha256File(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
 }
 
 // eventually polls cond until it holds or d passes.

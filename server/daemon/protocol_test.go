@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"toolbox/internal/locktest"
 	"toolbox/launcher/supervisor"
 	"toolbox/protocol"
 	"toolbox/server/daemon/wire"
@@ -116,7 +117,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func manifestLock(f *fixture) string {
-	lf, err := ReadLock(f.hcl)
+	lf, err := ReadLock(f.hcl())
 	if err != nil {
 		return err.Error()
 	}
@@ -265,7 +266,7 @@ func TestLockReloaded(t *testing.T) {
 		t.Fatalf("after the lock was rewritten: %v", err)
 	}
 	// A lock that cannot be read leaves the last good one in use.
-	writeFile(t, filepath.Join(f.dir, "toolbox.lock.json"), "{broken", 0o644)
+	locktest.WriteFile(t, filepath.Join(f.Dir, "toolbox.lock.json"), "{broken", 0o644)
 	if _, err := d.client.Start(ctx, wire.Request{Session: "s", Tool: "echo2"}); err != nil {
 		t.Fatalf("with a broken lock file: %v", err)
 	}

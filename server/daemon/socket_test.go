@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"toolbox/internal/locktest"
 	"toolbox/server/daemon/wire"
 )
 
@@ -42,7 +43,7 @@ func TestPeerOfAnotherUIDIsRefused(t *testing.T) {
 	f := newFixture(t)
 	f.writeLock(t)
 	// As if the daemon belonged to someone else.
-	d := serveAt(t, f.hcl, filepath.Join(t.TempDir(), "state"), func(s *Server) { s.uid = os.Getuid() + 1 })
+	d := serveAt(t, f.hcl(), filepath.Join(t.TempDir(), "state"), func(s *Server) { s.uid = os.Getuid() + 1 })
 	_, err := d.client.Ping(context.Background())
 	if code(err) != wire.CodeForbidden || !strings.Contains(err.Error(), "only uid") {
 		t.Fatalf("ping from another uid: %v, want forbidden", err)
@@ -125,7 +126,7 @@ func copyExecutable(t *testing.T) string {
 func TestSecondDaemonRefused(t *testing.T) {
 	f := newFixture(t)
 	d := f.serve(t)
-	lf, err := ReadLock(f.hcl)
+	lf, err := ReadLock(f.hcl())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestSecondDaemonRefused(t *testing.T) {
 func TestStateDirChecks(t *testing.T) {
 	f := newFixture(t)
 	f.writeLock(t)
-	lf, err := ReadLock(f.hcl)
+	lf, err := ReadLock(f.hcl())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestStateDirChecks(t *testing.T) {
 
 	notSock := filepath.Join(t.TempDir(), "file")
 	os.Mkdir(notSock, 0o700)
-	writeFile(t, wire.SocketPath(notSock), "x", 0o600)
+	locktest.WriteFile(t, wire.SocketPath(notSock), "x", 0o600)
 	if _, err := Listen(Options{StateDir: notSock, Lock: lf}); err == nil || !strings.Contains(err.Error(), "not a socket") {
 		t.Errorf("Listen with a regular file as serve.sock: %v", err)
 	}
@@ -207,7 +208,7 @@ func TestLongSocketPath(t *testing.T) {
 	if len(wire.SocketPath(deep)) <= 108 {
 		t.Fatalf("path %q is not long enough for the test", deep)
 	}
-	d := serveAt(t, f.hcl, deep)
+	d := serveAt(t, f.hcl(), deep)
 	if _, err := d.client.Ping(context.Background()); err != nil {
 		t.Fatalf("ping over a long path: %v", err)
 	}

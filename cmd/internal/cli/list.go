@@ -49,14 +49,24 @@ func readLock(g *Globals) (string, *manifest.Lock, error) {
 	return path, l, err
 }
 
-func listRun(opts *ListOptions) error {
-	_, l, err := readLock(opts.Globals)
+// loadCatalog reads the lock and says what a model sees of it, printing a
+// warning for each capability left out.
+func loadCatalog(g *Globals) ([]catalog.Entry, error) {
+	_, l, err := readLock(g)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	entries, warnings := catalog.Build(l)
 	for _, w := range warnings {
-		fmt.Fprintf(opts.IO.Err, "warning: %s\n", w)
+		fmt.Fprintf(g.IO.Err, "warning: %s\n", w)
+	}
+	return entries, nil
+}
+
+func listRun(opts *ListOptions) error {
+	entries, err := loadCatalog(opts.Globals)
+	if err != nil {
+		return err
 	}
 	if opts.JSON {
 		if entries == nil {
@@ -100,13 +110,9 @@ type modelTool struct {
 }
 
 func schemaRun(opts *SchemaOptions) error {
-	_, l, err := readLock(opts.Globals)
+	entries, err := loadCatalog(opts.Globals)
 	if err != nil {
 		return err
-	}
-	entries, warnings := catalog.Build(l)
-	for _, w := range warnings {
-		fmt.Fprintf(opts.IO.Err, "warning: %s\n", w)
 	}
 	out := make([]modelTool, 0, len(entries))
 	for _, e := range entries {
