@@ -42,6 +42,8 @@ func TestRunUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "t", "--args", "{}", "--args-file", "f"},
 		{"run"},
+		{"run", "t", "--timeout", "-1s"},
+		{"run", "t", "--keep", "0"},
 	} {
 		g, _, errb := testGlobals()
 		root := NewRoot(g)

@@ -46,6 +46,11 @@ func readLock(g *Globals) (string, *manifest.Lock, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return path, nil, WithCode(ExitError, fmt.Errorf("%s does not exist; run `toolbox lock` first", path))
 	}
+	if err != nil && !strings.Contains(err.Error(), "toolbox lock") {
+		// A lock that does not decode was edited or cut short: only
+		// `toolbox lock` writes it.
+		err = fmt.Errorf("%w; run `toolbox lock` to write it again", err)
+	}
 	return path, l, err
 }
 

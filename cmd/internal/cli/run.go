@@ -49,6 +49,9 @@ printed instead.`,
 			if err := opts.check(); err != nil {
 				return err
 			}
+			if opts.Timeout < 0 || opts.Keep < 1 {
+				return &UsageError{Err: fmt.Errorf("--timeout %s --keep %d: want a timeout of 0 (the default) or more and --keep of 1 or more", opts.Timeout, opts.Keep)}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
