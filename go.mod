@@ -1,4 +1,4 @@
-module toolbox
+module github.com/toolbox-dev/toolbox
 
 go 1.26.8
 

@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // Entry kinds.

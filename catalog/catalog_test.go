@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func tool(desc string, args ...protocol.Arg) *manifest.Tool {

@@ -1,9 +1,9 @@
 package compiler
 
 import (
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/server/mcpserver/mcpnames"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
 // expand puts a probed tool into the lock. A tool whose describe document

@@ -11,12 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"toolbox/manifest"
-	"toolbox/probe"
-	"toolbox/probe/pluginprobe"
-	"toolbox/protocol"
-	"toolbox/protocol/validate"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/probe"
+	"github.com/toolbox-dev/toolbox/probe/pluginprobe"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // Defaults of Options.

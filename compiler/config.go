@@ -2,13 +2,13 @@ package compiler
 
 import (
 	"fmt"
+	"github.com/toolbox-dev/toolbox/manifest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
-	"toolbox/manifest"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"

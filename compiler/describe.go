@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"toolbox/probe"
-	"toolbox/protocol"
-	"toolbox/protocol/validate"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/probe"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // DescribeBinary runs `path describe` the way lock does (same timeout and

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"toolbox/plugins"
-	"toolbox/protocol"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/plugins"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // describePlugin starts a plugin under spec, asks for its describe

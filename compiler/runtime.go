@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // describeSpec confines `TOOL describe`. The tool's declarations are not

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // Redacted replaces a secret bound value wherever toolbox reports text.

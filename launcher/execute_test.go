@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/internal/locktest"
-	"toolbox/protocol"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // These tests drive execute directly: the sandbox package starts a

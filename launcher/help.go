@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"toolbox/manifest"
-	"toolbox/runspec"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/runspec"
 )
 
 // HelpTimeout bounds `TOOL help`: it prints text and must be quick.

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"toolbox/internal/locktest"
-	"toolbox/protocol"
-	"toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
 )
 
 // fixture is a locktest.Fixture: toolbox.hcl, /bin/sh tools under tools/

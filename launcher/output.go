@@ -7,7 +7,7 @@ import (
 	"io"
 	"unicode/utf8"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // FramingRaw is v1's output framing, as protocol.Describe.Framing names

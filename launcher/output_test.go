@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func TestUTF8CheckAcrossWrites(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // PluginCall is one run of a plugin tool, prepared like an exec tool's:

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"toolbox/catalog"
-	"toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/catalog"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // Resolve turns the name a caller gave into the locked tool to run.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 func TestResolve(t *testing.T) {

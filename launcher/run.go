@@ -12,10 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/runspec"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/runspec"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // Request is one call of a locked tool.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // These tests go through Run: lock, verification, argument encoding

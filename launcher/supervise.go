@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"toolbox/protocol"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // DefaultTimeout is the call timeout when neither the request nor the

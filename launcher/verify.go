@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // Verify checks that the lock at lockPath (l, already read) still describes

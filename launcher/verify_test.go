@@ -2,11 +2,11 @@ package launcher
 
 import (
 	"errors"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"toolbox/internal/locktest"
 )
 
 func TestVerify(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // TestUsableBackends: ok backends in order, then unverified ones; failed,

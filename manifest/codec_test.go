@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func smallLock() *Lock {

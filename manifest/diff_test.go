@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func TestDiff(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // hashOf returns a well-formed fake sha256 made of one repeated digit.

@@ -3,7 +3,7 @@ package manifest
 import (
 	"encoding/json"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // Tool kinds.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // VersionError is returned by Unmarshal (and Read) for a lock written in

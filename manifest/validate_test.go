@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func TestValidate(t *testing.T) {

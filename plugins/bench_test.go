@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/plugins"
+	"github.com/toolbox-dev/toolbox/plugins"
 )
 
 // BenchmarkRunStarted measures one Run on an already started plugin: the

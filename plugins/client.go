@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "toolbox/plugins/proto"
-	"toolbox/sandbox"
+	pb "github.com/toolbox-dev/toolbox/plugins/proto"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // DefaultStartTimeout bounds the handshake when Options.StartTimeout is 0.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/plugins"
+	"github.com/toolbox-dev/toolbox/plugins"
 )
 
 // self is the test binary, started as a fake plugin.

@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"slices"
 
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // pluginCmd builds the unstarted, confined command for the plugin at path

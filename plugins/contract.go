@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	pb "toolbox/plugins/proto"
+	pb "github.com/toolbox-dev/toolbox/plugins/proto"
 )
 
 // ProtocolVersion is the version of the toolbox plugin contract (the Tool

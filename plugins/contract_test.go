@@ -11,10 +11,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"toolbox/plugins"
-	pb "toolbox/plugins/proto"
-	"toolbox/plugins/sdk"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/plugins"
+	pb "github.com/toolbox-dev/toolbox/plugins/proto"
+	"github.com/toolbox-dev/toolbox/plugins/sdk"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // inProcess serves tool through the real gRPC contract, client and server

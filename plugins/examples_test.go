@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"toolbox/plugins"
-	"toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/plugins"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
 )
 
 var examples struct {

@@ -12,10 +12,10 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"toolbox/plugins"
-	"toolbox/plugins/sdk"
-	"toolbox/protocol"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/plugins"
+	"github.com/toolbox-dev/toolbox/plugins/sdk"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // modeEnv switches the test binary into one of the fake plugins below: the

@@ -10,9 +10,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "toolbox/plugins/proto"
-	"toolbox/protocol"
-	"toolbox/protocol/validate"
+	pb "github.com/toolbox-dev/toolbox/plugins/proto"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
 )
 
 // ErrArguments: the plugin refused the call's arguments (they fail its

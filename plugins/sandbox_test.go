@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
-	"toolbox/plugins"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/plugins"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // The example read_file plugin, confined as the default toolbox declares it

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // Probe output limits: a describe or check document is small; a tool that

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/runspec"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/runspec"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // PluginCheck runs Check on a plugin tool started under spec with cmd's

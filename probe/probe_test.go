@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 func script(t *testing.T, body string) string {

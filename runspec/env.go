@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // DefaultAllowlist is the caller's environment a sandboxed tool sees when

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"toolbox/manifest"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // Verbs of the tool protocol (DESIGN.md §2).

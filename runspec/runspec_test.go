@@ -10,9 +10,9 @@ import (
 	"syscall"
 	"testing"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // plainTool is a v1 tool: no runtime, no sandbox.

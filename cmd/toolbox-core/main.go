@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"toolbox/cmd/internal/corecmd"
+	"github.com/toolbox-dev/toolbox/cmd/internal/corecmd"
 )
 
 func main() { os.Exit(corecmd.Main()) }

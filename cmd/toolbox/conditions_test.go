@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // scriptCondition answers the [name] conditions of the scripts:

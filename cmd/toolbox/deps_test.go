@@ -20,8 +20,8 @@ func goList(t *testing.T, pkgs ...string) []string {
 // link the packages whose init is costly (the JSON Schema library compiles
 // its meta-schemas at init) or that only lock time and plugins need.
 func TestFastBinaryDeps(t *testing.T) {
-	banned := []string{"github.com/santhosh-tekuri/jsonschema", "github.com/hashicorp/hcl", "google.golang.org/grpc", "github.com/hashicorp/go-plugin", "github.com/modelcontextprotocol", "toolbox/compiler", "toolbox/protocol/validate"}
-	for _, p := range goList(t, "toolbox/cmd/toolbox") {
+	banned := []string{"github.com/santhosh-tekuri/jsonschema", "github.com/hashicorp/hcl", "google.golang.org/grpc", "github.com/hashicorp/go-plugin", "github.com/modelcontextprotocol", "github.com/toolbox-dev/toolbox/compiler", "github.com/toolbox-dev/toolbox/protocol/validate"}
+	for _, p := range goList(t, "github.com/toolbox-dev/toolbox/cmd/toolbox") {
 		for _, b := range banned {
 			if strings.HasPrefix(p, b) {
 				t.Errorf("cmd/toolbox links %s", p)
@@ -34,14 +34,14 @@ func TestFastBinaryDeps(t *testing.T) {
 // and the launcher never import each other, and no library imports cobra.
 func TestFlowOfDependencies(t *testing.T) {
 	rules := map[string][]string{
-		"toolbox/compiler": {"toolbox/launcher"},
-		"toolbox/launcher": {"toolbox/compiler"},
-		"toolbox/manifest": {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
-		"toolbox/protocol": {"toolbox/compiler", "toolbox/launcher", "toolbox/manifest", "github.com/spf13/cobra"},
-		"toolbox/sandbox":  {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
-		"toolbox/plugins":  {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
-		"toolbox/runspec":  {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra"},
-		"toolbox/probe":    {"toolbox/compiler", "toolbox/launcher", "github.com/spf13/cobra", "google.golang.org/grpc"},
+		"github.com/toolbox-dev/toolbox/compiler": {"github.com/toolbox-dev/toolbox/launcher"},
+		"github.com/toolbox-dev/toolbox/launcher": {"github.com/toolbox-dev/toolbox/compiler"},
+		"github.com/toolbox-dev/toolbox/manifest": {"github.com/toolbox-dev/toolbox/compiler", "github.com/toolbox-dev/toolbox/launcher", "github.com/spf13/cobra"},
+		"github.com/toolbox-dev/toolbox/protocol": {"github.com/toolbox-dev/toolbox/compiler", "github.com/toolbox-dev/toolbox/launcher", "github.com/toolbox-dev/toolbox/manifest", "github.com/spf13/cobra"},
+		"github.com/toolbox-dev/toolbox/sandbox":  {"github.com/toolbox-dev/toolbox/compiler", "github.com/toolbox-dev/toolbox/launcher", "github.com/spf13/cobra"},
+		"github.com/toolbox-dev/toolbox/plugins":  {"github.com/toolbox-dev/toolbox/compiler", "github.com/toolbox-dev/toolbox/launcher", "github.com/spf13/cobra"},
+		"github.com/toolbox-dev/toolbox/runspec":  {"github.com/toolbox-dev/toolbox/compiler", "github.com/toolbox-dev/toolbox/launcher", "github.com/spf13/cobra"},
+		"github.com/toolbox-dev/toolbox/probe":    {"github.com/toolbox-dev/toolbox/compiler", "github.com/toolbox-dev/toolbox/launcher", "github.com/spf13/cobra", "google.golang.org/grpc"},
 	}
 	for pkg, never := range rules {
 		for _, dep := range goList(t, pkg) {

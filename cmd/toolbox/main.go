@@ -8,7 +8,7 @@ package main
 import (
 	"os"
 
-	"toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 )
 
 func main() { os.Exit(cli.Main()) }

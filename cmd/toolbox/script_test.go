@@ -8,9 +8,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"toolbox/cmd/internal/cli"
-	"toolbox/cmd/internal/corecmd"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/cmd/internal/corecmd"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // TestMain registers the test binary as `toolbox` and `toolbox-core`, so

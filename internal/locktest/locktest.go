@@ -13,8 +13,8 @@ import (
 	"runtime"
 	"testing"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // Fixture is a directory holding toolbox.hcl, tools under tools/ and a lock

@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"toolbox/manifest"
-	"toolbox/probe"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/probe"
 )
 
 // DefaultCheckTimeout bounds one check.

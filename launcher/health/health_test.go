@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // checkedTool writes a tool whose check passes while okFile exists.

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 
-	"toolbox/launcher"
-	"toolbox/plugins"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/plugins"
 )
 
 // Runner is the launcher.PluginRunner of the go-plugin host. The zero value

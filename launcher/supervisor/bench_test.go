@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func BenchmarkRingWrite(b *testing.B) {

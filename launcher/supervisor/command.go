@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // validName says whether s has the shape of a background command's name,

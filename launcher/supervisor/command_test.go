@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher"
 )
 
 func TestRunCommandReturnsTheFinalStatusWhenItFinishesInTime(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // floodScript writes n bytes of 1 KiB jsonl events after its ready line,

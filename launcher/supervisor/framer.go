@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"unicode/utf8"
 
-	"toolbox/launcher"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // MaxEventBytes bounds one output line (jsonl and lines framing). A longer

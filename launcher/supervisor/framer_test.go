@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/launcher"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func frame(framing, ready string, writes ...string) (events []launcher.Event, readied bool) {

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/internal/locktest"
-	"toolbox/protocol"
-	"toolbox/protocol/validate"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 func TestMain(m *testing.M) {

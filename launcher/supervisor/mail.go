@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher"
 )
 
 // mailbox is one session's mail: append-only, read with a cursor, never

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // eventMails returns the sizes of the session's event mails (events kept

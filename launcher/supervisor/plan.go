@@ -9,11 +9,11 @@ import (
 	"syscall"
 	"time"
 
-	"toolbox/launcher"
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/runspec"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/runspec"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // Ready kinds (process.ready.kind).

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"toolbox/launcher"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // proc is one process the supervisor owns, across its restarts.

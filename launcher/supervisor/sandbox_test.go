@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/protocol"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // findByCmdline returns the pids whose command line is exactly argv.

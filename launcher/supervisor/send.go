@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"toolbox/launcher"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // Send writes event to a running service's stdin and answers with what

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/launcher"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // echoScript answers each input line with {"echo": LINE} and records it in

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/internal/locktest"
-	"toolbox/launcher"
-	"toolbox/manifest"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func TestStartCompletesAtTheReadyLine(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // Start starts a service or stream tool of the lock (name may be a

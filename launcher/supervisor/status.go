@@ -3,7 +3,7 @@ package supervisor
 import (
 	"fmt"
 
-	"toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher"
 )
 
 // status is the process's Status; tail adds the end of its output.

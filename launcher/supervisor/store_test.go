@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/internal/locktest"
-	"toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // childSupervisorArg makes the test binary a supervisor that starts one

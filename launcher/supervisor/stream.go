@@ -11,10 +11,10 @@ import (
 	"syscall"
 	"time"
 
-	"toolbox/launcher"
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // DefaultStreamKeep is how many of the last events a stream run returns

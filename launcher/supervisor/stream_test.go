@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/launcher"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func (f *fixture) streamRequest(name string, keep int, on func(launcher.Event)) StreamRequest {

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // Defaults of Config (DESIGN.md §5 where it names them).

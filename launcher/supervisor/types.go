@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher"
 )
 
 // State is where a process is in its life (DESIGN.md §5).

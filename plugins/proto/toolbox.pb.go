@@ -540,7 +540,7 @@ const file_toolbox_proto_rawDesc = "" +
 	"\bDescribe\x12\".toolbox.plugin.v1.DescribeRequest\x1a#.toolbox.plugin.v1.DescribeResponse\x12J\n" +
 	"\x05Check\x12\x1f.toolbox.plugin.v1.CheckRequest\x1a .toolbox.plugin.v1.CheckResponse\x12F\n" +
 	"\x03Run\x12\x1d.toolbox.plugin.v1.RunRequest\x1a\x1e.toolbox.plugin.v1.RunResponse0\x01\x12P\n" +
-	"\aSession\x12!.toolbox.plugin.v1.SessionRequest\x1a\x1e.toolbox.plugin.v1.RunResponse(\x010\x01B\x17Z\x15toolbox/plugins/protob\x06proto3"
+	"\aSession\x12!.toolbox.plugin.v1.SessionRequest\x1a\x1e.toolbox.plugin.v1.RunResponse(\x010\x01B.Z,github.com/toolbox-dev/toolbox/plugins/protob\x06proto3"
 
 var (
 	file_toolbox_proto_rawDescOnce sync.Once

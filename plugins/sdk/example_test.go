@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"toolbox/plugins/sdk"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/plugins/sdk"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // upper is a complete plugin tool: it prints its text argument in upper case,

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"sync"
 
-	"toolbox/plugins"
-	pb "toolbox/plugins/proto"
+	"github.com/toolbox-dev/toolbox/plugins"
+	pb "github.com/toolbox-dev/toolbox/plugins/proto"
 )
 
 // Invoke runs one call of t in-process, through the same steps as a call

@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
-	"toolbox/plugins"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/plugins"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // Tool is a toolbox tool served as a plugin.

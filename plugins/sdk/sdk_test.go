@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/plugins/sdk"
-	"toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/plugins/sdk"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
 )
 
 func TestMain(m *testing.M) {

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "toolbox/plugins/proto"
-	"toolbox/protocol"
+	pb "github.com/toolbox-dev/toolbox/plugins/proto"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // server adapts a Tool to the gRPC Tool service.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	pb "toolbox/plugins/proto"
+	pb "github.com/toolbox-dev/toolbox/plugins/proto"
 )
 
 func TestEmitterChunksThenRefusesAfterExit(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"time"
 
-	"toolbox/manifest"
-	"toolbox/plugins"
-	"toolbox/probe"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/plugins"
+	"github.com/toolbox-dev/toolbox/probe"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 var _ probe.PluginCheck = Check

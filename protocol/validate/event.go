@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolbox-dev/toolbox/protocol"
 	"strings"
-	"toolbox/protocol"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )

@@ -3,9 +3,9 @@ package validate
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/toolbox-dev/toolbox/protocol"
 	"strconv"
 	"strings"
-	"toolbox/protocol"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )

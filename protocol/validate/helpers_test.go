@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // assertRoundTrip checks that a parsed Describe marshals to a document that

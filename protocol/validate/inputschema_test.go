@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 var schemaArgs = []protocol.Arg{

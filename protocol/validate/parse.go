@@ -1,7 +1,7 @@
 package validate
 
 import (
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol"
 
 	"encoding/json"
 	"errors"

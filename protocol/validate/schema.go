@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolbox-dev/toolbox/protocol"
 	"math/big"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"toolbox/protocol"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"

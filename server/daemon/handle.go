@@ -5,10 +5,10 @@ import (
 	"errors"
 	"time"
 
-	"toolbox/launcher"
-	"toolbox/launcher/supervisor"
-	"toolbox/protocol"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // handle runs one request and returns its result (the op's JSON type) or

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/internal/locktest"
-	"toolbox/launcher/supervisor"
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/protocol/validate"
-	"toolbox/sandbox"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // clientEnv makes this test binary a one-shot client: it pings the socket

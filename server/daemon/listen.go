@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // PIDFile is the file in the state dir a daemon holds an exclusive flock

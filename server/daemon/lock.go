@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // LockFile is a lock as the daemon read it: its absolute path, its

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/internal/locktest"
-	"toolbox/launcher/supervisor"
-	"toolbox/protocol"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // An agent's whole conversation over the socket: start a service, talk to

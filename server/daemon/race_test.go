@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"toolbox/launcher/supervisor"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // Clients racing on one handle: stops, waits, status and sends all at

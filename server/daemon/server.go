@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"toolbox/launcher/supervisor"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // Timeouts of one connection.

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	"toolbox/internal/locktest"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // The socket is 0600 in a 0700 directory, and serve.pid holds the pid.

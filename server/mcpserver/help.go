@@ -7,8 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"toolbox/launcher"
-	"toolbox/server/mcpserver/mcpnames"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
 // HelpURIPrefix starts the URI of a tool's longer help:

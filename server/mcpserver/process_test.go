@@ -13,11 +13,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"toolbox/internal/locktest"
-	"toolbox/launcher/supervisor"
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/server/mcpserver/mcpnames"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
 // TestServiceStartSendStop: a start returns a handle, the send companion

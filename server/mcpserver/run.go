@@ -9,13 +9,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"toolbox/catalog"
-	"toolbox/launcher"
-	"toolbox/launcher/supervisor"
-	"toolbox/manifest"
-	"toolbox/protocol"
-	"toolbox/protocol/validate"
-	"toolbox/server/mcpserver/mcpnames"
+	"github.com/toolbox-dev/toolbox/catalog"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
 // Started is the structured content of a service's start: its handle

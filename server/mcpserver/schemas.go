@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"toolbox/protocol"
-	"toolbox/server/mcpserver/mcpnames"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
 // The input schemas and descriptions of the built-in tools. Their

@@ -14,11 +14,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"toolbox/launcher"
-	"toolbox/launcher/pluginrun"
-	"toolbox/launcher/supervisor"
-	"toolbox/manifest"
-	"toolbox/server/mcpserver/mcpnames"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
 // Options configure a Server. LockPath, Lock and Supervisor are required.

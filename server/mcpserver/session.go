@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 )
 
 // conn is what one MCP connection (one *mcp.ServerSession) owns: a

@@ -3,10 +3,10 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"strings"
 	"testing"
 	"time"
-	"toolbox/launcher/supervisor"
 
 	"github.com/spf13/cobra"
 )

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/catalog"
+	"github.com/toolbox-dev/toolbox/catalog"
 )
 
 // completeNames completes the first argument with the names the lock of -f

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/manifest"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // DefaultSession is the session of the process commands when neither

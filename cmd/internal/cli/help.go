@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher"
 )
 
 // helpTopics are pages `toolbox help TOPIC` prints.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/catalog"
-	"toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/catalog"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // ListOptions are the inputs of the list command.

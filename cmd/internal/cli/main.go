@@ -3,7 +3,7 @@ package cli
 import (
 	"os"
 
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // Main is the toolbox binary: run, list, schema and version here; every

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // ProcessesCloseOptions are the inputs of processes close-session.

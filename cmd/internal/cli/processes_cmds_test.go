@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/launcher"
-	"toolbox/launcher/supervisor"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 func intp(n int) *int { return &n }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/launcher/supervisor"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // ProcessOutputOptions are the inputs of processes output.

@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"toolbox/launcher"
-	"toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 )
 
 // The plain (not --json) output of the process commands: data on stdout

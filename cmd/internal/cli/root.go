@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher"
 )
 
 // Exit codes (DESIGN.md §7).

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/launcher"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // RunOptions are the inputs of the run command.

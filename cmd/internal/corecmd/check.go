@@ -1,7 +1,7 @@
 package corecmd
 
 import (
-	"toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 
 	"context"
 	"errors"
@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/compiler"
-	"toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // CheckOptions are the inputs of the check command.

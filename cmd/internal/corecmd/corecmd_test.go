@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 )
 
 func testGlobals() *cli.Globals {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/cmd/internal/cli"
-	"toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/compiler"
 )
 
 // DescribeOptions are the inputs of the describe command.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/cmd/internal/cli"
-	"toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/compiler"
 )
 
 // FmtOptions are the inputs of the fmt command.

@@ -11,11 +11,11 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/spf13/cobra"
 
-	"toolbox/cmd/internal/cli"
-	"toolbox/launcher"
-	"toolbox/launcher/pluginrun"
-	"toolbox/protocol/validate"
-	"toolbox/sandbox"
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // Main is the toolbox-core binary. It returns the exit code; plugin

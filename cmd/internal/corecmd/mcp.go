@@ -17,14 +17,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/cmd/internal/cli"
-	"toolbox/launcher/health"
-	"toolbox/launcher/supervisor"
-	"toolbox/manifest"
-	"toolbox/probe/pluginprobe"
-	"toolbox/protocol/validate"
-	"toolbox/server/daemon/wire"
-	"toolbox/server/mcpserver"
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/launcher/health"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/probe/pluginprobe"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/server/mcpserver"
 )
 
 // MCPOptions are the inputs of the mcp command.

@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"toolbox/cmd/internal/cli"
-	"toolbox/launcher/supervisor"
-	"toolbox/protocol/validate"
-	"toolbox/server/daemon"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/server/daemon"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // serveCloseTimeout bounds the stop of every process at exit (each gets

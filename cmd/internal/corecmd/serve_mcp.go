@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"toolbox/launcher/health"
-	"toolbox/launcher/supervisor"
-	"toolbox/manifest"
-	"toolbox/probe/pluginprobe"
-	"toolbox/server/mcpserver"
+	"github.com/toolbox-dev/toolbox/launcher/health"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/probe/pluginprobe"
+	"github.com/toolbox-dev/toolbox/server/mcpserver"
 )
 
 // MCPSocketName is the unix socket of --mcp-unix in the state dir.

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/cmd/internal/cli"
-	"toolbox/launcher/supervisor"
-	"toolbox/manifest"
-	"toolbox/server/daemon/wire"
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 func TestServeFlags(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 	"io/fs"
 	"os"
 
-	"toolbox/plugins/sdk"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/plugins/sdk"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func main() { sdk.Serve(readFile{}) }

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/plugins/sdk"
-	"toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/plugins/sdk"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
 )
 
 // execTwin is the exec tool this plugin must match, relative to this

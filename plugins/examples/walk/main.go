@@ -31,8 +31,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"toolbox/plugins/sdk"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/plugins/sdk"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func main() { sdk.Serve(walk{}) }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/plugins/sdk"
-	"toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/plugins/sdk"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
 )
 
 // tree makes a directory to walk and returns it.

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 )
 
 // ErrNoDaemon: nothing listens on the socket (it is missing, or its daemon

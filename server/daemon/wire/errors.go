@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"toolbox/launcher"
-	"toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 )
 
 // Error codes. They are stable: clients branch on them, and the CLI's

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"toolbox/launcher"
-	"toolbox/launcher/supervisor"
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 )
 
 // ErrorOf gives each error the code of the first sentinel it wraps, and the

@@ -14,9 +14,9 @@ import (
 	"sort"
 	"strings"
 
-	"toolbox/catalog"
-	"toolbox/manifest"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/catalog"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // Names of the built-in tools. ProcessesTool and InboxTool are served when

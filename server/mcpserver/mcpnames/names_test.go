@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolbox/manifest"
-	"toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 func TestMCPName(t *testing.T) {
