@@ -2,12 +2,12 @@ package plugins_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/plugins"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
@@ -18,10 +18,11 @@ import (
 func TestPluginUnderSandbox(t *testing.T) {
 	for _, mech := range []sandbox.Mechanism{sandbox.Bwrap, sandbox.Landlock} {
 		t.Run(string(mech), func(t *testing.T) {
+			s := sandbox.Detect()
 			if mech == sandbox.Bwrap {
-				if _, err := exec.LookPath("bwrap"); err != nil {
-					t.Skip("bwrap not installed")
-				}
+				testenv.Need(t, s.Bwrap, "bwrap", s.BwrapReason)
+			} else {
+				testenv.Need(t, s.Landlock, "landlock", s.LandlockReason)
 			}
 			bin := exampleBinary(t, "read_file")
 			data := t.TempDir()
@@ -57,9 +58,7 @@ func TestPluginUnderSandbox(t *testing.T) {
 // Run as another user, the plugin can still create its socket (go-plugin's
 // socket directory is handed to that user) and runs with that identity.
 func TestPluginRunAs(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("run_as needs root")
-	}
+	testenv.NeedRoot(t)
 	bin := exampleBinary(t, "read_file")
 	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)

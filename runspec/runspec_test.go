@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/sandbox"
@@ -242,9 +243,7 @@ func TestPrepareRundir(t *testing.T) {
 }
 
 func TestPrepareRundirRunAs(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("chown needs root")
-	}
+	testenv.NeedRoot(t)
 	lockDir := t.TempDir()
 	tool := sandboxedTool()
 	tool.Runtime.Rundir = "run/nobody"

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 // testToolArg makes the test binary a small network client, for the net
@@ -65,19 +67,17 @@ var sandboxed = []Mechanism{Bwrap, Landlock}
 func requireMechanism(t testing.TB, m Mechanism) {
 	t.Helper()
 	s := Detect()
-	switch {
-	case m == Bwrap && !s.Bwrap:
-		t.Skipf("bwrap unusable here: %s", s.BwrapReason)
-	case m == Landlock && !s.Landlock:
-		t.Skipf("landlock unusable here: %s", s.LandlockReason)
+	switch m {
+	case Bwrap:
+		testenv.Need(t, s.Bwrap, "bwrap", s.BwrapReason)
+	case Landlock:
+		testenv.Need(t, s.Landlock, "landlock", s.LandlockReason)
 	}
 }
 
 func requireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("run_as needs root")
-	}
+	testenv.NeedRoot(t)
 }
 
 func truePath(t testing.TB) string {

@@ -6,11 +6,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 func TestLookupIdentity(t *testing.T) {
 	if _, err := LookupIdentity("nobody", ""); err != nil {
-		t.Skipf("no nobody user here: %v", err)
+		testenv.Unavailable(t, "no nobody user here: %v", err)
 	}
 	cases := []struct {
 		user, group string
@@ -53,13 +55,13 @@ func TestRunAsOwnsCreatedFiles(t *testing.T) {
 	requireRoot(t)
 	nobody, err := LookupIdentity("nobody", "")
 	if err != nil {
-		t.Skipf("no nobody user: %v", err)
+		testenv.Unavailable(t, "no nobody user: %v", err)
 	}
 	for _, m := range []Mechanism{None, Bwrap, Landlock} {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
 			if m == Bwrap && !Detect().BwrapRunAs {
-				t.Skipf("bwrap cannot run as another user here: %s", Detect().BwrapRunAsReason)
+				testenv.Need(t, false, "bwrap as another user", Detect().BwrapRunAsReason)
 			}
 			tr := newTree(t)
 			spec := tr.spec(m)

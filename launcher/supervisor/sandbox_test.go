@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
@@ -38,11 +39,10 @@ func TestSetsidGrandchildDoesNotOutliveStopWhenSandboxed(t *testing.T) {
 	support := sandbox.Detect()
 	for i, mech := range []sandbox.Mechanism{sandbox.Bwrap, sandbox.Landlock} {
 		t.Run(string(mech), func(t *testing.T) {
-			switch {
-			case mech == sandbox.Bwrap && !support.Bwrap:
-				t.Skipf("bwrap unusable here: %s", support.BwrapReason)
-			case mech == sandbox.Landlock && !support.Landlock:
-				t.Skipf("landlock unusable here: %s", support.LandlockReason)
+			if mech == sandbox.Bwrap {
+				testenv.Need(t, support.Bwrap, "bwrap", support.BwrapReason)
+			} else {
+				testenv.Need(t, support.Landlock, "landlock", support.LandlockReason)
 			}
 			marker := "31.4159" + strconv.Itoa(i) + strconv.Itoa(os.Getpid())
 			f := newFixture(t)

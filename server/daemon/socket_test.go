@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
@@ -53,9 +54,7 @@ func TestPeerOfAnotherUIDIsRefused(t *testing.T) {
 // A real process of another user (nobody) that gets past the file modes
 // (opened up here on purpose) is still refused by SO_PEERCRED.
 func TestPeerCredentialsOfARealProcess(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to run a client as nobody")
-	}
+	testenv.NeedRoot(t)
 	d := newFixture(t).serve(t)
 	// Let nobody reach the socket and run a copy of this test binary.
 	for _, p := range []string{filepath.Dir(filepath.Dir(d.state)), filepath.Dir(d.state), d.state} {
