@@ -149,8 +149,8 @@ type Capability struct {
 // literal Value (JSON) or the caller's environment variable Env read at
 // run time, never both. A bound argument is left out of the schema the
 // model sees and its value wins over the caller's. Secret bindings are
-// only allowed for env and stdin mode args and are redacted from errors,
-// logs and --json output.
+// only allowed for env and stdin mode args; their values are redacted
+// from everything reported about a call (launcher.Redactor).
 type Binding struct {
 	Value  json.RawMessage `json:"value,omitempty"`
 	Env    string          `json:"env,omitempty"`
