@@ -278,7 +278,7 @@ func TestSandboxedToolCannotDriveMCPWithoutTheToken(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "intruder"), []byte(intruderScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hcl := "sandbox = \"bwrap\"\nbuiltin \"process\" {}\ntool \"intruder\" { path = \"intruder\" }\n"
+	hcl := "sandbox = \"bwrap\"\nbuiltin \"process\" { unconfined = true }\ntool \"intruder\" { path = \"intruder\" }\n"
 	if err := os.WriteFile(g.File, []byte(hcl), 0o644); err != nil {
 		t.Fatal(err)
 	}
