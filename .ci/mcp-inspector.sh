@@ -46,7 +46,7 @@ tool "hi_one" { path = "tools/hi_one" }
 tool "hi_two" { path = "tools/hi_two" }
 tool "echo_svc" { path = "tools/echo_svc" }
 capability "hi" { backends = ["hi_one", "hi_two"] }
-builtin "process" {}
+builtin "process" { unconfined = true }
 EOF
 arg='{"name":"who","description":"who","type":"string","backing_type":"string","arity":"single","mode":"positional"}'
 for t in greet hi_one hi_two; do

@@ -123,6 +123,11 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 		expand(t.Name, locked[i], reports[i], lock.Tools, res.Tools)
 	}
 	res.Errs = append(res.Errs, checkNames(cfg, lock)...)
+	if proc, err := resolveProcess(cfg, mech); err != nil {
+		res.Errs = append(res.Errs, err)
+	} else {
+		lock.Process = proc
+	}
 	for _, cp := range cfg.Capabilities {
 		lc, errs := resolveCapability(cp, lock.Tools, res.Tools)
 		res.Errs = append(res.Errs, errs...)

@@ -34,6 +34,8 @@ type Config struct {
 	Capabilities []*CapabilityDecl
 	// Builtins declared (e.g. "process"), sorted.
 	Builtins []string
+	// Process is the builtin "process" block, nil when there is none.
+	Process *ProcessDecl
 	// Notes are non-fatal remarks (files a `tools` source did not take).
 	Notes []string
 }
@@ -197,9 +199,7 @@ func (l *loader) root(c *hcl.BodyContent) {
 				l.add(at(b.LabelRanges[0], block, fmt.Sprintf("unknown builtin %q", b.Labels[0]), `the only builtin is "process"`))
 				continue
 			}
-			if _, hd := b.Body.Content(&hcl.BodySchema{}); hd.HasErrors() {
-				l.diags = append(l.diags, fromHCL(hd, block)...)
-			}
+			l.processBuiltin(b)
 			if !contains(l.cfg.Builtins, b.Labels[0]) {
 				l.cfg.Builtins = append(l.cfg.Builtins, b.Labels[0])
 			}

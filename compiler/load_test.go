@@ -85,6 +85,10 @@ func TestLoadGood(t *testing.T) {
 	if strings.Join(cfg.Builtins, ",") != "process" {
 		t.Errorf("builtins: %q", cfg.Builtins)
 	}
+	if p := cfg.Process; p == nil || p.Unconfined || p.Sandbox == nil || p.Sandbox.Net != "none" || p.Sandbox.Tmp != "shared" ||
+		strings.Join(p.Sandbox.FS.Read, ",") != "../tools" || strings.Join(p.Sandbox.FS.Write, ",") != "." {
+		t.Errorf("builtin process: %+v", p)
+	}
 }
 
 // FuzzLoad: Load never panics, and either returns a config or

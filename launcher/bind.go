@@ -11,9 +11,6 @@ import (
 	"github.com/toolbox-dev/toolbox/protocol"
 )
 
-// Redacted replaces a secret bound value wherever toolbox reports text.
-const Redacted = "[redacted]"
-
 // Bind applies the operator's bindings of tool t (the lock's Tool.Bindings)
 // to the caller's values for the declared args: a bound arg's value wins
 // over the caller's (the model never sees it in its schema); a literal is
@@ -74,57 +71,27 @@ func lookupEnv(env []string, name string) (string, bool) {
 	return "", false
 }
 
-// redact replaces every secret in s.
-func redact(s string, secrets []string) string {
-	for _, sec := range secrets {
-		s = strings.ReplaceAll(s, sec, Redacted)
-	}
-	return s
-}
-
-// redactedError reports err with the secrets replaced; errors.Is/As still
-// reach the causes.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
-func redactErr(err error, secrets []string) error {
-	if err == nil || len(secrets) == 0 {
-		return err
-	}
-	msg := redact(err.Error(), secrets)
-	if msg == err.Error() {
-		return err
-	}
-	return &redactedError{msg: msg, err: err}
-}
-
-// redactResult removes the secrets from every text of r that toolbox
-// reports (stderr tail, events, lines, message, text output).
-func redactResult(r *Result, secrets []string) {
-	if r == nil || len(secrets) == 0 {
-		return
-	}
-	r.StderrTail = redact(r.StderrTail, secrets)
-	r.Message = redact(r.Message, secrets)
-	if !r.Binary && r.Output != nil {
-		r.Output = []byte(redact(string(r.Output), secrets))
-	}
-	for i := range r.Lines {
-		r.Lines[i] = redact(r.Lines[i], secrets)
-	}
-	for i, e := range r.Events {
-		e.Raw, e.Error = redact(e.Raw, secrets), redact(e.Error, secrets)
-		if e.Event != nil {
-			if red := redact(string(e.Event), secrets); red != string(e.Event) {
-				e.Event = nil
-				e.Invalid, e.Raw, e.Error = true, red, "the event contained a secret bound value and was redacted"
-			}
+// HideSecretArgs rewrites the argument errors of err (a *protocol.ArgError
+// or protocol.ArgErrors from ValidateArgs or Encode) that concern an arg
+// bound to a secret of t: their problem would quote the value, cut to a
+// length a Redactor cannot recognise, so it is replaced by a sentence that
+// names the arg only. Other errors are returned as they are.
+func HideSecretArgs(t *manifest.Tool, err error) error {
+	hide := func(e *protocol.ArgError) *protocol.ArgError {
+		if e == nil || t.Bindings[e.Arg] == nil || !t.Bindings[e.Arg].Secret {
+			return e
 		}
-		r.Events[i] = e
+		return &protocol.ArgError{Arg: e.Arg, Problem: "its secret bound value does not fit the arg's type (the value is not shown); fix the binding in the toolbox file, or the variable it reads"}
 	}
+	switch e := err.(type) {
+	case *protocol.ArgError:
+		return hide(e)
+	case protocol.ArgErrors:
+		out := make(protocol.ArgErrors, len(e))
+		for i := range e {
+			out[i] = hide(e[i])
+		}
+		return out
+	}
+	return err
 }

@@ -233,6 +233,7 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	if err != nil {
 		return nil, err
 	}
+	red := NewRedactor(secrets)
 	// Argument errors name what the caller called: the capability, whose
 	// args every backend shares, or the tool.
 	called := toolName
@@ -240,11 +241,11 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 		called = req.Name
 	}
 	if err := protocol.ValidateArgs(args, values); err != nil {
-		return nil, redactErr(&ArgError{Tool: called, Err: err}, secrets)
+		return nil, red.Error(&ArgError{Tool: called, Err: HideSecretArgs(t, err)})
 	}
 	inv, err := protocol.Encode(args, values)
 	if err != nil {
-		return nil, redactErr(&ArgError{Tool: called, Err: err}, secrets)
+		return nil, red.Error(&ArgError{Tool: called, Err: HideSecretArgs(t, err)})
 	}
 	framing := t.Describe.Framing()
 	var validator EventValidator
@@ -268,13 +269,14 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 		CallerEnv: req.CallerEnv, Session: req.Session,
 	})
 	if err != nil {
-		return nil, err // it names the tool and the fix
+		return nil, red.Error(err) // it names the tool and the fix
 	}
 	o := execOptions{
 		framing: framing, validator: validator,
 		timeout: callTimeout(req.Timeout, t), stop: stopFor(t.Describe),
 		stdout: req.Stdout, stderr: req.Stderr,
 		emptyResult: t.Describe.EmptyResult, mediaType: t.Describe.OutputMediaType,
+		redactor: red,
 	}
 	if t.Describe.Mode() == protocol.ProcessStream {
 		o.keepEvents = req.KeepEvents
@@ -291,14 +293,13 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 		res, err = execute(ctx, spec, cmd, o)
 	}
 	if res == nil {
-		return nil, redactErr(err, secrets) // it never started
+		return nil, red.Error(err) // it never started
 	}
-	redactResult(res, secrets)
 	res.Tool, res.Backend = toolName, backend
 	if backend != "" {
 		res.Capability = req.Name
 	}
-	return res, redactErr(err, secrets)
+	return res, red.Error(err)
 }
 
 // runnable refuses what this launcher must not run.

@@ -114,6 +114,10 @@ type execOptions struct {
 	emptyResult *protocol.EmptyResult
 	mediaType   string
 	keepEvents  int
+	// redactor replaces the call's secret bound values in stdout and
+	// stderr as they arrive, before anything (the Result, the forwarded
+	// streams) sees them; nil when there are none.
+	redactor *Redactor
 }
 
 // execute runs c with the sinks of o attached and builds the Result (all
@@ -132,7 +136,11 @@ func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (out
 	out := newStdoutSink(o.framing, o.stdout, o.validator)
 	out.keepEvents = o.keepEvents
 	errs := &tailSink{forward: o.stderr}
-	ended, err := run(out, errs)
+	redOut, redErr := o.redactor.Writer(out), o.redactor.Writer(errs)
+	ended, err := run(redOut, redErr)
+	// The run is over (its output copiers are done): write what was held
+	// back in case it began a secret.
+	_, _ = redOut.Flush(), redErr.Flush()
 	if !ended.started {
 		return nil, err
 	}

@@ -167,6 +167,7 @@ func TestMarshalIndependentOfInsertionOrder(t *testing.T) {
 func TestMarshalSortsBuiltinsWithoutTouchingTheLock(t *testing.T) {
 	l := smallLock()
 	l.Builtins = []string{"zeta", "process"}
+	l.Process = &ProcessBuiltin{Unconfined: true, Mechanism: "none"}
 	b := mustMarshal(t, l)
 	if !strings.Contains(string(b), "\"builtins\": [\n    \"process\",\n    \"zeta\"\n  ]") {
 		t.Errorf("builtins not sorted:\n%s", b)

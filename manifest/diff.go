@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -38,6 +39,9 @@ func Diff(prev, next *Lock) []string {
 	d.str("envdir_root:", prev.EnvdirRoot, next.EnvdirRoot)
 	d.list("env_allowlist:", prev.EnvAllowlist, next.EnvAllowlist)
 	d.list("builtins:", prev.Builtins, next.Builtins)
+	if !sameJSON(prev.Process, next.Process) {
+		d.addf("builtin \"process\": %s -> %s", showProcess(prev.Process), showProcess(next.Process))
+	}
 	for _, name := range unionKeys(prev.Tools, next.Tools) {
 		d.tool(name, prev.Tools[name], next.Tools[name])
 	}
@@ -67,6 +71,19 @@ func (d *differ) list(what string, a, b []string) {
 	if (a == nil) != (b == nil) || !slices.Equal(a, b) {
 		d.addf("%s %s -> %s", what, showList(a), showList(b))
 	}
+}
+
+// showProcess is the builtin "process" in a few words: "none",
+// "unconfined", or the mechanism and the sandbox as JSON.
+func showProcess(p *ProcessBuiltin) string {
+	switch {
+	case p == nil:
+		return "none"
+	case p.Unconfined:
+		return "unconfined"
+	}
+	sb, _ := json.Marshal(p.Sandbox)
+	return fmt.Sprintf("%s %s", p.Mechanism, sb)
 }
 
 func (d *differ) tool(name string, a, b *Tool) {

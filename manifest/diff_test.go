@@ -28,6 +28,8 @@ func TestDiff(t *testing.T) {
 			`env_allowlist: (unset) -> []`,
 			`builtins: ["process"] -> (unset)`,
 		}},
+		{"builtin process", func(l *Lock) { l.Process = &ProcessBuiltin{Unconfined: true, Mechanism: "none"} },
+			[]string{`builtin "process": bwrap {"fs":{"read":["."],"write":["out"]},"net":"none","tmp":"shared"} -> unconfined`}},
 		{"tool added and removed", func(l *Lock) {
 			l.Tools["zz"] = l.Tools["read_file"]
 			delete(l.Tools, "read_file")

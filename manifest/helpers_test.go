@@ -18,6 +18,9 @@ func testLock() *Lock {
 	l.Sandbox = "auto"
 	l.EnvdirRoot = "env"
 	l.Builtins = []string{"process"}
+	l.Process = &ProcessBuiltin{Mechanism: "bwrap", Sandbox: &protocol.Sandbox{
+		FS: &protocol.FS{Read: []string{"."}, Write: []string{"out"}}, Net: "none", Tmp: "shared",
+	}}
 	l.Tools["read_file"] = &Tool{
 		Kind: "exec", Path: "tools/read_file", SHA256: hashOf('b'),
 		Platform: "linux/amd64", Protocol: 1,

@@ -52,9 +52,36 @@ type Lock struct {
 	EnvAllowlist []string `json:"env_allowlist"`
 	// Builtins lists the builtins declared (e.g. "process"), sorted and
 	// unique (Marshal sorts them).
-	Builtins     []string               `json:"builtins,omitempty"`
+	Builtins []string `json:"builtins,omitempty"`
+	// Process is the resolved builtin "process" (DESIGN.md §5): how every
+	// background command runs. Set exactly when Builtins lists "process".
+	Process      *ProcessBuiltin        `json:"builtin_process,omitempty"`
 	Tools        map[string]*Tool       `json:"tools"`
 	Capabilities map[string]*Capability `json:"capabilities"`
+}
+
+// BuiltinProcess is the name of the builtin of background commands.
+const BuiltinProcess = "process"
+
+// ProcessBuiltin is the resolved builtin "process" of the toolbox file:
+// either confined (Sandbox set, Mechanism bwrap or landlock, what the
+// operator's mechanism chose for the declaration) or, only when the
+// toolbox file says unconfined = true, Unconfined with Mechanism "none".
+// Every background command runs as `bash -c CMD` under it.
+//
+// Limits of the toolbox file's limits block (D5) belong here beside
+// Sandbox once they exist, resolved as a tool's are.
+type ProcessBuiltin struct {
+	// Unconfined: commands run unsandboxed, as the user of toolbox serve
+	// or mcp, with the caller's environment.
+	Unconfined bool `json:"unconfined,omitempty"`
+	// Mechanism is "bwrap" or "landlock", or "none" when Unconfined.
+	Mechanism string `json:"mechanism"`
+	// Sandbox is the declaration with its defaults filled in (net "host"
+	// or "none", tmp "shared" or "private"); its fs paths are slash paths
+	// relative to the lock's directory (the toolbox file's) unless
+	// absolute. nil when Unconfined.
+	Sandbox *protocol.Sandbox `json:"sandbox,omitempty"`
 }
 
 // FileRef names a file relative to the lock and pins its content.
@@ -149,8 +176,8 @@ type Capability struct {
 // literal Value (JSON) or the caller's environment variable Env read at
 // run time, never both. A bound argument is left out of the schema the
 // model sees and its value wins over the caller's. Secret bindings are
-// only allowed for env and stdin mode args and are redacted from errors,
-// logs and --json output.
+// only allowed for env and stdin mode args; their values are redacted
+// from everything reported about a call (launcher.Redactor).
 type Binding struct {
 	Value  json.RawMessage `json:"value,omitempty"`
 	Env    string          `json:"env,omitempty"`

@@ -61,6 +61,7 @@ func (l *Lock) Validate() error {
 	v.oneOf("sandbox", l.Sandbox, sandboxRequests)
 	v.names("env_allowlist", l.EnvAllowlist, false)
 	v.names("builtins", l.Builtins, true)
+	v.process(l)
 	if l.Tools == nil {
 		v.addf("tools is missing")
 	}
@@ -152,6 +153,37 @@ func (v *validator) tool(name string, t *Tool) {
 	if t.Command != "" && t.Describe != nil && !hasCommand(t, t.Command) {
 		v.addf("%s: command %q is not among the describe document's commands", at, t.Command)
 	}
+}
+
+// process checks the builtin "process": declared exactly when builtins
+// lists it, and either unconfined (mechanism none, no sandbox) or confined
+// (bwrap or landlock, a sandbox with known net and tmp).
+func (v *validator) process(l *Lock) {
+	declared := slices.Contains(l.Builtins, BuiltinProcess)
+	p := l.Process
+	switch {
+	case declared && p == nil:
+		v.addf("builtins lists %q but builtin_process is missing", BuiltinProcess)
+		return
+	case !declared && p != nil:
+		v.addf("builtin_process is set but builtins does not list %q", BuiltinProcess)
+		return
+	case p == nil:
+		return
+	}
+	if p.Unconfined {
+		if p.Mechanism != "none" || p.Sandbox != nil {
+			v.addf("builtin_process: unconfined wants mechanism \"none\" and no sandbox")
+		}
+		return
+	}
+	v.oneOf("builtin_process: mechanism", p.Mechanism, []string{"bwrap", "landlock"})
+	if p.Sandbox == nil {
+		v.addf("builtin_process: sandbox is missing (required unless unconfined)")
+		return
+	}
+	v.oneOf("builtin_process: sandbox.net", p.Sandbox.Net, []string{"host", "none"})
+	v.oneOf("builtin_process: sandbox.tmp", p.Sandbox.Tmp, []string{"shared", "private"})
 }
 
 func describeRuntime(t *Tool) *protocol.Runtime {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -26,7 +27,9 @@ type Fixture struct {
 }
 
 // New writes toolbox.hcl with hcl in a temporary directory and starts a
-// lock of it: mechanism none, builtins as given, no tools yet.
+// lock of it: mechanism none, builtins as given (builtin "process"
+// unconfined; tests of confinement set Lock.Process themselves), no tools
+// yet.
 func New(t testing.TB, hcl string, builtins ...string) *Fixture {
 	t.Helper()
 	dir := t.TempDir()
@@ -36,6 +39,9 @@ func New(t testing.TB, hcl string, builtins ...string) *Fixture {
 	l.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: SHA256File(t, path)}
 	l.Sandbox = "none"
 	l.Builtins = builtins
+	if slices.Contains(builtins, manifest.BuiltinProcess) {
+		l.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
+	}
 	return &Fixture{Dir: dir, LockPath: filepath.Join(dir, "toolbox.lock.json"), Lock: l}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -49,16 +50,23 @@ func looksLikeID(s string) bool {
 // status, else its current one (running); both carry the tail of its
 // output, and the process goes on either way. It never waits past ctx.
 //
-// The command runs as `Shell -c Cmd` in its own session and process group,
-// unsandboxed, with the caller's environment plus c.Env and
-// TOOLBOX_SESSION; stdin is empty. Stop sends SIGTERM to its group, then
-// SIGKILL after Timing.StopGrace. A command that leaves its process group
-// (setsid) is not covered by the stop: only sandboxed tools are.
+// The command runs as `Shell -c Cmd` in its own session and process group
+// under the lock's builtin "process" (runspec.ProcessSpec): confined by
+// its sandbox declaration, through the sandbox package as a tool is, with
+// a sandboxed tool's environment (the allowlisted caller variables, HOME
+// the working directory, c.Env, TOOLBOX_SESSION; runspec.
+// SandboxedCommandEnv), in c.Cwd or else runspec.CommandDir; or, only when
+// the toolbox file says unconfined = true, unsandboxed with the caller's
+// environment plus c.Env and TOOLBOX_SESSION. stdin is empty. Stop sends
+// SIGTERM to its group, then SIGKILL after Timing.StopGrace. An
+// unconfined command that leaves its process group (setsid) is not
+// covered by the stop; a confined one is, as sandboxed tools are.
 //
 // Errors: ErrCommandsDisabled when the lock does not declare builtin
 // "process"; ErrBadName, ErrNameInUse, *LimitError, ErrClosed; an empty
-// command or a missing working directory; launcher.ErrNotFound when the
-// shell is missing.
+// command, a missing working directory or one outside the sandbox; a
+// *sandbox.RefusalError when the sandbox cannot be honoured here;
+// launcher.ErrNotFound when the shell is missing.
 func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command) (Status, error) {
 	if err := checkSession(sessionID); err != nil {
 		return Status{}, err
@@ -76,11 +84,25 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	if err != nil {
 		return Status{}, err
 	}
-	env, err := commandEnv(c, s.cfg.CallerEnv, sessionID)
+	lock, lockPath := s.lockSnapshot()
+	if lock == nil {
+		return Status{}, fmt.Errorf("running a command: %w: the lock is gone; run `toolbox lock`", ErrCommandsDisabled)
+	}
+	spec, err := runspec.ProcessSpec(filepath.Dir(lockPath), lock.Process)
+	if err != nil {
+		return Status{}, fmt.Errorf("running a command: %w", err)
+	}
+	var env []string
+	if spec == nil {
+		env, err = commandEnv(c, s.cfg.CallerEnv, sessionID)
+	} else {
+		dir, env, err = confinedCommand(c, spec, dir, lock.EnvAllowlist, s.cfg.CallerEnv, sessionID)
+	}
 	if err != nil {
 		return Status{}, err
 	}
 	plan := &launchPlan{
+		spec:      spec,
 		cmd:       sandbox.Command{Path: s.shell, Args: []string{"-c", c.Cmd}, Env: env, Dir: dir},
 		readyKind: readyImmediate,
 		stopGrace: s.cfg.Timing.StopGrace,
@@ -130,6 +152,45 @@ func commandDir(cwd string) (string, error) {
 	return dir, nil
 }
 
+// confinedCommand is the working directory and environment of a command
+// confined by spec: dir when given (it must lie inside the sandbox's
+// paths), else runspec.CommandDir of the supervisor's own directory; the
+// environment of runspec.SandboxedCommandEnv.
+func confinedCommand(c Command, spec *sandbox.Spec, dir string, allowlist, def []string, sessionID string) (string, []string, error) {
+	grants := append(append([]string(nil), spec.Write...), spec.Read...)
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			wd = "/"
+		}
+		dir = runspec.CommandDir(spec, wd)
+	} else if real, err := filepath.EvalSymlinks(dir); err != nil || !runspec.InsideAny(real, grants) {
+		return "", nil, fmt.Errorf("running a command: working directory %q is outside the sandbox of builtin \"process\" (it may use %s); pass a cwd inside them, or widen the sandbox in the toolbox file", dir, strings.Join(grants, ", "))
+	}
+	if err := checkEnv(c.Env); err != nil {
+		return "", nil, err
+	}
+	base := c.CallerEnv
+	if base == nil {
+		base = def
+	}
+	env, err := runspec.SandboxedCommandEnv(base, allowlist, dir, c.Env, sessionID)
+	if err != nil {
+		return "", nil, fmt.Errorf("running a command: %w", err)
+	}
+	return dir, env, nil
+}
+
+// checkEnv refuses variables no environment can hold.
+func checkEnv(vars map[string]string) error {
+	for k, v := range vars {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			return fmt.Errorf("running a command: environment variable %q: a name must be non-empty without '=' or NUL, a value without NUL", k)
+		}
+	}
+	return nil
+}
+
 // commandEnv is the caller's environment, then c.Env, then TOOLBOX_SESSION.
 func commandEnv(c Command, def []string, sessionID string) ([]string, error) {
 	base := c.CallerEnv
@@ -154,10 +215,10 @@ func commandEnv(c Command, def []string, sessionID string) ([]string, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	if err := checkEnv(c.Env); err != nil {
+		return nil, err
+	}
 	for _, k := range keys {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(c.Env[k], 0) {
-			return nil, fmt.Errorf("running a command: environment variable %q: a name must be non-empty without '=' or NUL, a value without NUL", k)
-		}
 		set(k, c.Env[k])
 	}
 	set("TOOLBOX_SESSION", sessionID)

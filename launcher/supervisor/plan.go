@@ -54,6 +54,21 @@ type launchPlan struct {
 	digest       protocol.Digest
 
 	verify func() error // before a restart: the binary still matches the lock
+
+	// redactor replaces the secret bound values of the tool's bindings
+	// in its output as it arrives (before the ring, the log files, the
+	// framer and so the events, mails and send answers see it) and in
+	// reasons; nil when there are none.
+	redactor *launcher.Redactor
+}
+
+// redact replaces the plan's secrets in s (a reason); a nil plan (a record
+// of a dead supervisor) has none.
+func (pl *launchPlan) redact(s string) string {
+	if pl == nil {
+		return s
+	}
+	return pl.redactor.String(s)
 }
 
 // toolPlan is a resolved, verified, prepared tool of the lock.
@@ -109,13 +124,14 @@ func planTool(in planInput) (*toolPlan, error) {
 	}
 	// The operator's bindings win over the caller's values. A secret bound
 	// value only reaches env or stdin (refused at lock for argv modes).
-	values, _, err = launcher.Bind(tool, t, args, values, in.callerEnv)
+	values, secrets, err := launcher.Bind(tool, t, args, values, in.callerEnv)
 	if err != nil {
 		return nil, err
 	}
+	red := launcher.NewRedactor(secrets)
 	inv, err := protocol.Encode(args, values)
 	if err != nil {
-		return nil, &launcher.ArgError{Tool: tool, Err: err}
+		return nil, red.Error(&launcher.ArgError{Tool: tool, Err: launcher.HideSecretArgs(t, err)})
 	}
 	d := t.Describe
 	p := &toolPlan{tool: tool, backend: backend, mode: d.Mode()}
@@ -123,8 +139,9 @@ func planTool(in planInput) (*toolPlan, error) {
 		p.capability = in.name
 	}
 	if err := p.fromDescribe(tool, d, in.compile, in.timing); err != nil {
-		return nil, err
+		return nil, red.Error(err)
 	}
+	p.redactor = red
 	lockPath, lock := in.lockPath, in.lock
 	p.verify = func() error { return launcher.Verify(lockPath, lock, tool) }
 	spec, cmd, err := runspec.Prepare(filepath.Dir(in.lockPath), t, in.lock.EnvAllowlist, runspec.Params{
@@ -132,7 +149,7 @@ func planTool(in planInput) (*toolPlan, error) {
 		CallerEnv: in.callerEnv, Session: in.session,
 	})
 	if err != nil {
-		return nil, err
+		return nil, red.Error(err)
 	}
 	p.spec, p.cmd, p.stdin = spec, cmd, inv.Stdin
 	p.cmd.Stdin = nil

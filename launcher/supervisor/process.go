@@ -66,6 +66,9 @@ type instance struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 	fr        *framer // nil: no events and no ready line
+	// out and errw redact the run's stdout and stderr before anything
+	// else sees them; flushed once the run is reaped.
+	out, errw *launcher.RedactWriter
 
 	waitOnce sync.Once
 	code     int
@@ -161,8 +164,9 @@ func (p *proc) launch() (*instance, error) {
 		in.fr.want, in.fr.skip = p.wantEvent, p.skipEvent
 	}
 	cmd := pl.cmd
-	cmd.Stdout = &outWriter{p: p, in: in, stream: Stdout}
-	cmd.Stderr = &outWriter{p: p, in: in, stream: Stderr}
+	in.out = pl.redactor.Writer(&outWriter{p: p, in: in, stream: Stdout})
+	in.errw = pl.redactor.Writer(&outWriter{p: p, in: in, stream: Stderr})
+	cmd.Stdout, cmd.Stderr = in.out, in.errw
 	var r, w *os.File
 	if pl.keepStdin || len(pl.stdin) > 0 {
 		var err error
@@ -386,6 +390,7 @@ func (p *proc) reap(in *instance) int {
 			code = -1
 		}
 		in.code = code
+		_, _ = in.out.Flush(), in.errw.Flush() // before the framer and the ring close
 		if in.fr != nil {
 			in.fr.finish() // os/exec's copiers are done: Wait waited for them
 		}
@@ -487,7 +492,7 @@ func (p *proc) restarting(end ending) (time.Duration, int) {
 	if why == "" {
 		why = exitWhy(code)
 	}
-	p.reason = fmt.Sprintf("%s; restart %d of %d", why, n, p.s.cfg.Limits.RestartLimit)
+	p.reason = p.plan.redact(fmt.Sprintf("%s; restart %d of %d", why, n, p.s.cfg.Limits.RestartLimit))
 	reason := p.reason
 	p.mu.Unlock()
 	p.persist()
@@ -502,6 +507,7 @@ func (p *proc) restarting(end ending) (time.Duration, int) {
 // finish makes the state final: the record, the mails, the limits.
 func (p *proc) finish(state State, code int, reason string, readyOK bool) {
 	now := time.Now()
+	reason = p.plan.redact(reason)
 	p.mu.Lock()
 	p.state, p.since, p.ended, p.reason, p.inst = state, now, now, reason, nil
 	if code >= 0 {

@@ -111,17 +111,20 @@ func RunStream(ctx context.Context, req StreamRequest) (*StreamResult, error) {
 	fr := newFramer(plan.framing, plan.outValidator, nil, nil, emit)
 	errs := NewRing(MaxPageBytes)
 	cmd := plan.cmd
-	cmd.Stdout = writerFunc(func(b []byte) {
+	// The secrets of the tool's bindings are replaced before the framer,
+	// the stderr ring and req.Stderr see its output.
+	out := plan.redactor.Writer(writerFunc(func(b []byte) {
 		lastOut.Store(time.Now().UnixNano())
 		_, _ = fr.Write(b)
-	})
-	cmd.Stderr = writerFunc(func(b []byte) {
+	}))
+	errw := plan.redactor.Writer(writerFunc(func(b []byte) {
 		lastOut.Store(time.Now().UnixNano())
 		_, _ = errs.Write(Stderr, b)
 		if req.Stderr != nil {
 			_, _ = req.Stderr.Write(b) // diagnostics are best effort
 		}
-	})
+	}))
+	cmd.Stdout, cmd.Stderr = out, errw
 	if plan.stdin != nil {
 		cmd.Stdin = bytes.NewReader(plan.stdin)
 	}
@@ -136,6 +139,7 @@ func RunStream(ctx context.Context, req StreamRequest) (*StreamResult, error) {
 		return nil, startError(cmd.Path, err)
 	}
 	code := superviseStream(ctx, sp, &plan.launchPlan, timeout, &lastOut, res)
+	_, _ = out.Flush(), errw.Flush()
 	fr.finish()
 	errs.Flush()
 	res.ExitCode = code

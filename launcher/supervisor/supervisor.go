@@ -439,7 +439,7 @@ func (s *Supervisor) lookup(sessionID, ref string) (*proc, error) {
 func (s *Supervisor) commandsEnabled() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lock != nil && slices.Contains(s.lock.Builtins, CommandTool)
+	return s.lock != nil && slices.Contains(s.lock.Builtins, CommandTool) && s.lock.Process != nil
 }
 
 func (s *Supervisor) lockSnapshot() (*manifest.Lock, string) {

@@ -218,7 +218,7 @@ func (s *Server) serveConn(conn *net.UnixConn) {
 	conn.SetReadDeadline(time.Now().Add(requestTimeout))
 	r := bufio.NewReader(conn)
 	line, err := readLine(r, wire.MaxRequestBytes)
-	if uid, perr := peerUID(conn); perr != nil || uid != s.uid {
+	if uid, perr := wire.PeerUID(conn); perr != nil || uid != s.uid {
 		if perr == nil {
 			s.logf("refused a connection from uid %d (only uid %d may use this daemon)", uid, s.uid)
 			perr = fmt.Errorf("only uid %d may use this daemon; you are uid %d", s.uid, uid)

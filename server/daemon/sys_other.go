@@ -5,15 +5,12 @@ package daemon
 import (
 	"errors"
 	"io/fs"
-	"net"
 	"os"
 )
 
 // errUnsupported: the daemon checks its peers with SO_PEERCRED, which only
 // Linux has here.
 var errUnsupported = errors.New("toolbox serve runs on Linux only (it checks its peers with SO_PEERCRED)")
-
-func peerUID(*net.UnixConn) (int, error) { return -1, errUnsupported }
 
 func tryLock(*os.File) error { return errUnsupported }
 

@@ -1,7 +1,8 @@
 // Package mcpserver exposes a locked toolbox to agents over the Model
 // Context Protocol (DESIGN.md §7, issue 6), with the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk). `toolbox mcp` serves it over
-// stdio (ServeStdio); `toolbox serve` mounts its streamable HTTP Handler.
+// stdio (ServeStdio); `toolbox serve` mounts its streamable HTTP Handler
+// behind an HTTPGuard (bearer token, Origin, peer uid on unix sockets).
 //
 // # Tools
 //

@@ -234,6 +234,7 @@ func TestStreamTool(t *testing.T) {
 func TestBackgroundCommands(t *testing.T) {
 	f := newFixture(t)
 	f.Lock.Builtins = []string{mcpnames.BuiltinProcess}
+	f.Lock.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
 	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" {}\n")
 	e := f.start(t, nil)
 

@@ -3,9 +3,12 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
+	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
@@ -45,8 +48,42 @@ var inboxSchema = json.RawMessage(`{
 }`)
 
 const commandRunDescription = `Run a shell command in the background. ` +
-	`It waits inline up to wait_seconds (default 3, at most 30; 0 returns at once): when the command finishes in time the answer is its final status with the tail of its output, else it keeps running and its completion arrives in the inbox. ` +
-	`It runs unsandboxed with this server's user and environment.`
+	`It waits inline up to wait_seconds (default 3, at most 30; 0 returns at once): when the command finishes in time the answer is its final status with the tail of its output, else it keeps running and its completion arrives in the inbox.`
+
+// commandConfinement tells the model where its background commands run:
+// the sandbox of the lock's builtin "process" (paths resolved against the
+// lock's directory), or unsandboxed.
+func commandConfinement(lockPath string, pb *manifest.ProcessBuiltin) string {
+	spec, err := runspec.ProcessSpec(filepath.Dir(lockPath), pb)
+	switch {
+	case err != nil:
+		return "It cannot run: " + err.Error() + "."
+	case spec == nil:
+		return "It runs unsandboxed with this server's user and environment."
+	}
+	var b strings.Builder
+	b.WriteString("It runs in a sandbox: besides the system directories it may read ")
+	b.WriteString(orNothing(spec.Read))
+	b.WriteString(" and write ")
+	b.WriteString(orNothing(spec.Write))
+	if spec.NetNone {
+		b.WriteString("; it has no network")
+	} else {
+		b.WriteString("; it has the network")
+	}
+	if spec.TmpPrivate {
+		b.WriteString("; /tmp is its own")
+	}
+	b.WriteString(". cwd must lie inside these paths (default: the server's directory when it does, else the first writable path); its environment holds only PATH, locale and the like, plus env.")
+	return b.String()
+}
+
+func orNothing(paths []string) string {
+	if len(paths) == 0 {
+		return "nothing"
+	}
+	return strings.Join(paths, ", ")
+}
 
 var commandRunSchema = json.RawMessage(`{
   "type": "object",

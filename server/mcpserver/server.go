@@ -206,7 +206,7 @@ func (s *Server) register() {
 				Description: "This session's newest mail (service events, process completions); subscribe to be told when mail arrives.",
 			}, s.readInbox)
 		case mcpnames.KindCommandRun:
-			t.Description, t.InputSchema = commandRunDescription, commandRunSchema
+			t.Description, t.InputSchema = commandRunDescription+" "+commandConfinement(s.lockPath, s.lock.Process), commandRunSchema
 			h = withConn(s, sp.Name, s.commandRun)
 		case mcpnames.KindCommandStatus:
 			t.Description, t.InputSchema = commandStatusDescription, commandStatusSchema

@@ -34,6 +34,7 @@ func TestListTools(t *testing.T) {
 	delete(f.Lock.Tools, "kv")
 	f.AddTool(t, "watch", serviceScript, serviceDescribe("watch"))
 	f.Lock.Builtins = []string{mcpnames.BuiltinProcess}
+	f.Lock.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
 	e := f.start(t, nil)
 
 	res, err := e.cs.ListTools(ctx(t), nil)

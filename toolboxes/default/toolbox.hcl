@@ -98,7 +98,22 @@ tool "go_test" {
 }
 
 # Background shell commands for agents (toolbox processes run, and the MCP
-# tools process_run / process_status / process_kill). They run unsandboxed,
-# as the user of `toolbox serve` or `toolbox mcp`: remove this block for an
-# agent that must only use the tools above.
-builtin "process" {}
+# tools process_run / process_status / process_kill), each run as `bash -c`
+# inside this sandbox: the repository (two levels up) readable and writable,
+# the system directories readable, nothing else of the machine, no network,
+# the shared /tmp, and only PATH, locale and the like of the caller's
+# environment. net "none" needs bubblewrap, as the tools above do. Remove
+# this block for an agent that must only use the tools above. For an
+# unconfined shell (as the user of `toolbox serve` or `toolbox mcp`, with
+# the caller's environment and network), replace the sandbox block with
+#   unconfined = true
+builtin "process" {
+  sandbox {
+    fs {
+      read  = ["../.."]
+      write = ["../.."]
+    }
+    net = "none"
+    tmp = "shared"
+  }
+}

@@ -100,7 +100,17 @@ const toolboxFileHelp = `The toolbox file (HCL), by default ./toolbox.hcl:
     required    = true                # check --probe exits 2 when no backend is usable
   }
 
-  builtin "process" {}                # background shell commands (off unless declared)
+  builtin "process" {                 # background shell commands (off unless declared)
+    sandbox {                         # each command runs as bash -c in this sandbox
+      fs {
+        read  = ["."]                 # relative to this file
+        write = ["."]
+      }
+      net = "none"                    # host | none
+      tmp = "shared"                  # shared | private
+    }
+    # or, instead of sandbox: unconfined = true (a shell as toolbox's user)
+  }
 
 Names: 1 to 64 letters, digits, '_' or '-'. A tool whose describe lists
 commands becomes one tool per command, named tool.command. Errors name

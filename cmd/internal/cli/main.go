@@ -11,7 +11,7 @@ import (
 // host, is handed to toolbox-core (ExecCore). It returns the exit code.
 func Main() int {
 	sandbox.Init()
-	io := IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	io := TerminalSafe(IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	g := &Globals{IO: io, Delegate: ExecCore}
 	root := NewRoot(g)
 	for _, c := range CoreCommands {

@@ -50,8 +50,10 @@ finished in time, else "running" and how to follow it (processes status
 own exit code. With --json, its status object, output tail included.
 
 Background commands are off unless the toolbox file declares builtin
-"process" {}: they run unsandboxed, as the daemon's user, exactly as powerful
-as a shell. --name (a-z, 0-9 and '-', at most 63) lets other commands address
+"process": they run in its sandbox (its paths only, a filtered environment,
+no network when it says net = "none"; --cwd must lie inside its paths), or,
+when it says unconfined = true, unsandboxed as the daemon's user, exactly as
+powerful as a shell. --name (a-z, 0-9 and '-', at most 63) lets other commands address
 it; a name is refused while its process runs and reusable once it finished.
 --timeout stops it (SIGTERM, then SIGKILL) after that long.`,
 		Args: ExactArgs(1),

@@ -95,6 +95,8 @@ func (g *Globals) ToolboxFile() string {
 // Execute runs root and maps its error to an exit code, printing the error
 // (and a usage hint for usage errors) to io.Err.
 func Execute(root *cobra.Command, io IOStreams) int {
+	defer flushTerminal(io.Err)
+	defer flushTerminal(io.Out)
 	err := root.Execute()
 	if err == nil {
 		return ExitOK

@@ -18,8 +18,11 @@ func SortedKeys[V any](m map[string]V) []string {
 
 // WriteJSON writes v as 2-space indented JSON followed by a newline, with
 // no HTML escaping: the --json output of every command.
+//
+// It writes past the terminal filter of TerminalSafe: JSON escapes control
+// characters itself, and --json output stays byte-exact.
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(rawWriter(w))
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)

@@ -140,6 +140,13 @@ func printLockSummary(opts *LockOptions, res *compiler.Result, path string) {
 			fmt.Fprintln(w, line)
 		}
 	}
+	if pb := res.Lock.Process; pb != nil {
+		if pb.Unconfined {
+			fmt.Fprintln(w, `builtin "process": background commands run unconfined (unconfined = true)`)
+		} else {
+			fmt.Fprintf(w, "builtin \"process\": background commands run under %s (net %s, tmp %s)\n", pb.Mechanism, pb.Sandbox.Net, pb.Sandbox.Tmp)
+		}
+	}
 	fmt.Fprintf(w, "locked %d tools and %d capabilities in %s\n", len(res.Lock.Tools), len(res.Lock.Capabilities), path)
 }
 

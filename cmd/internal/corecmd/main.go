@@ -23,7 +23,7 @@ import (
 func Main() int {
 	sandbox.Init()
 	defer plugin.CleanupClients()
-	io := cli.IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	io := cli.TerminalSafe(cli.IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	root := NewRoot(io)
 	root.SetArgs(os.Args[1:])
 	return cli.Execute(root, io)

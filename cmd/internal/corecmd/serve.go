@@ -36,8 +36,16 @@ type ServeOptions struct {
 	// /mcp; "" for none.
 	MCPHTTP string
 	// MCPUnix is --mcp-unix: also serve MCP over streamable HTTP on
-	// <state dir>/mcp.sock (mode 0600).
+	// <state dir>/mcp.sock (mode 0600), to peers of this uid only.
 	MCPUnix bool
+	// MCPTokenFile is --mcp-token-file: the file holding the bearer token
+	// every --mcp-http request must carry; "" means <state dir>/mcp.token,
+	// created (random, mode 0600) when missing.
+	MCPTokenFile string
+	// MCPAllowOrigins is --mcp-allow-origin: origins (scheme://host[:port])
+	// allowed besides the server's own; a request naming another Origin is
+	// refused with 403.
+	MCPAllowOrigins []string
 	// Recheck is --recheck: live health for the MCP clients (see mcp).
 	Recheck time.Duration
 }
@@ -62,6 +70,16 @@ others; the socket is mode 0600 and the daemon answers only its own user
 Process records survive the daemon; a daemon that starts after one was killed
 marks the processes it finds unfinished as lost (they are not restarted).
 
+With --mcp-http ADDR it also serves MCP over streamable HTTP at
+http://ADDR/mcp, to clients that send the header
+  Authorization: Bearer <token>
+The token is read from --mcp-token-file, else from <state dir>/mcp.token,
+which serve creates (32 random bytes, hex, mode 0600) when it is missing and
+whose path it prints at start. A request without the token gets 401; one
+whose Origin header is not the server's own (or an --mcp-allow-origin) gets
+403, so a web page cannot call it. --mcp-unix serves the same on
+<state dir>/mcp.sock to this user only (SO_PEERCRED), without a token.
+
 Run it in the background of a shell:
   toolbox serve -f /path/to/toolbox.hcl &
 or under systemd, without a unit file:
@@ -76,8 +94,10 @@ It prints what it starts and stops on stderr, nothing on stdout.`,
 			return serveRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.MCPHTTP, "mcp-http", "", "also serve MCP over streamable HTTP on this loopback address, e.g. 127.0.0.1:8765 (path /mcp)")
-	cmd.Flags().BoolVar(&opts.MCPUnix, "mcp-unix", false, "also serve MCP over streamable HTTP on <state dir>/mcp.sock (mode 0600)")
+	cmd.Flags().StringVar(&opts.MCPHTTP, "mcp-http", "", "also serve MCP over streamable HTTP on this loopback address, e.g. 127.0.0.1:8765 (path /mcp); clients send Authorization: Bearer <token>")
+	cmd.Flags().BoolVar(&opts.MCPUnix, "mcp-unix", false, "also serve MCP over streamable HTTP on <state dir>/mcp.sock (mode 0600; this user only, no token)")
+	cmd.Flags().StringVar(&opts.MCPTokenFile, "mcp-token-file", "", "with --mcp-http: the file holding the bearer token (default <state dir>/mcp.token, created when missing)")
+	cmd.Flags().StringSliceVar(&opts.MCPAllowOrigins, "mcp-allow-origin", nil, "with --mcp-http/--mcp-unix: also accept requests whose Origin header is this scheme://host[:port] (repeatable)")
 	cmd.Flags().DurationVar(&opts.Recheck, "recheck", 0, "with --mcp-http/--mcp-unix: re-run capability backends' checks this often and switch to the next locked backend whose check passes")
 	cmd.Flags().Int64Var(&opts.LogBytes, "log-bytes", 0, "also keep each process's full output in log files under the state dir, each capped at this many bytes (0: none)")
 	return cmd

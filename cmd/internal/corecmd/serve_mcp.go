@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/launcher/health"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -22,56 +23,83 @@ import (
 const MCPSocketName = "mcp.sock"
 
 // serveMCPHTTP serves MCP over streamable HTTP beside the daemon, sharing
-// its supervisor (each MCP connection is its own session). Addresses must be
-// loopback: the server runs tools as the daemon's user and has no
-// authentication of its own. It returns a function that stops the listeners.
+// its supervisor (each MCP connection is its own session). The TCP address
+// must be loopback and every request on it must carry the bearer token
+// (--mcp-token-file, else <state dir>/mcp.token); the unix socket serves
+// this uid only. Both refuse a foreign Origin (mcpserver.HTTPGuard). It
+// returns a function that stops the listeners.
 func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath string, l *manifest.Lock, sup *supervisor.Supervisor, logf func(string, ...any)) (func(), error) {
+	for _, o := range opts.MCPAllowOrigins {
+		if _, err := mcpserver.NormalizeOrigin(o); err != nil {
+			return nil, &cli.UsageError{Err: fmt.Errorf("--mcp-allow-origin: %w", err)}
+		}
+	}
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mcpserver.New(mcpserver.Options{LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: os.Environ(), Logger: logger, Version: buildVersion()})
 	if err != nil {
 		return nil, fmt.Errorf("%w; run `toolbox lock`", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(nil))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	var listeners []net.Listener
+	mcpHandler := srv.Handler(nil)
+	var servers []*http.Server
+	serve := func(ln net.Listener, guard mcpserver.HTTPGuard) {
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", guard.Wrap(mcpHandler))
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: mcpserver.ConnContext}
+		servers = append(servers, hs)
+		go func() {
+			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logf("MCP over HTTP: %v", err)
+			}
+		}()
+	}
+	shutdown := func() {
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, hs := range servers {
+			_ = hs.Shutdown(c)
+		}
+		srv.Close()
+	}
 	if opts.MCPHTTP != "" {
 		host, _, err := net.SplitHostPort(opts.MCPHTTP)
 		if err != nil {
+			shutdown()
 			return nil, fmt.Errorf("--mcp-http %q: %w; write 127.0.0.1:PORT", opts.MCPHTTP, err)
 		}
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return nil, fmt.Errorf("--mcp-http %q: only loopback addresses are served (127.0.0.1, ::1, localhost); the MCP server has no authentication", opts.MCPHTTP)
+			shutdown()
+			return nil, fmt.Errorf("--mcp-http %q: only loopback addresses are served (127.0.0.1, ::1, localhost): put a TLS proxy in front to reach it from elsewhere", opts.MCPHTTP)
+		}
+		token, tokenPath, err := mcpToken(opts.MCPTokenFile, stateDir, logf)
+		if err != nil {
+			shutdown()
+			return nil, err
 		}
 		ln, err := net.Listen("tcp", opts.MCPHTTP)
 		if err != nil {
+			shutdown()
 			return nil, fmt.Errorf("--mcp-http: %w", err)
 		}
-		listeners = append(listeners, ln)
-		logf("serving MCP over HTTP on http://%s/mcp", ln.Addr())
+		origins := append(mcpserver.OwnOrigins(opts.MCPHTTP, ln.Addr()), opts.MCPAllowOrigins...)
+		serve(ln, mcpserver.HTTPGuard{Token: token, Origins: origins})
+		logf("serving MCP over HTTP on http://%s/mcp; clients send Authorization: Bearer <the token in %s>", ln.Addr(), tokenPath)
 	}
 	if opts.MCPUnix {
 		path := filepath.Join(stateDir, MCPSocketName)
 		_ = os.Remove(path) // the daemon's flock says no other daemon owns this state dir
 		ln, err := net.Listen("unix", path)
 		if err != nil {
-			closeAll(listeners)
+			shutdown()
 			return nil, fmt.Errorf("--mcp-unix: %w", err)
 		}
 		if err := os.Chmod(path, 0o600); err != nil {
 			ln.Close()
-			closeAll(listeners)
+			shutdown()
 			return nil, fmt.Errorf("--mcp-unix: %w", err)
 		}
-		listeners = append(listeners, ln)
-		logf("serving MCP over HTTP on unix socket %s (path /mcp)", path)
-	}
-	for _, ln := range listeners {
-		go func() {
-			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				logf("MCP over HTTP: %v", err)
-			}
-		}()
+		uid := os.Getuid()
+		serve(ln, mcpserver.HTTPGuard{Origins: opts.MCPAllowOrigins, PeerUID: &uid})
+		logf("serving MCP over HTTP on unix socket %s (path /mcp; uid %d only)", path, uid)
 	}
 	if opts.Recheck > 0 {
 		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: os.Environ(), TTL: opts.Recheck, Plugin: pluginprobe.Check})
@@ -80,16 +108,24 @@ func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath st
 			srv.SetLock(live)
 		})
 	}
-	return func() {
-		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(c)
-		srv.Close()
-	}, nil
+	return shutdown, nil
 }
 
-func closeAll(ls []net.Listener) {
-	for _, l := range ls {
-		l.Close()
+// mcpToken is the bearer token of --mcp-http and the file it is in: the
+// operator's --mcp-token-file, else <state dir>/mcp.token (made when
+// missing).
+func mcpToken(file, stateDir string, logf func(string, ...any)) (token, path string, err error) {
+	if file != "" {
+		token, err := mcpserver.ReadTokenFile(file)
+		return token, file, err
 	}
+	path = filepath.Join(stateDir, mcpserver.TokenFileName)
+	token, created, err := mcpserver.EnsureTokenFile(path)
+	if err != nil {
+		return "", "", err
+	}
+	if created {
+		logf("created the MCP token file %s (mode 0600)", path)
+	}
+	return token, path, nil
 }

@@ -70,6 +70,7 @@ func serveGlobals(t *testing.T, withLock bool) (*cli.Globals, *lockedBuffer) {
 		l.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: sum}
 		l.Sandbox = "none"
 		l.Builtins = []string{"process"}
+		l.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
 		if err := manifest.Write(manifest.LockPath(hcl), l); err != nil {
 			t.Fatal(err)
 		}

@@ -15,4 +15,12 @@ capability "c" {
   backends    = ["ok", "more"]
   required    = true
 }
-builtin "process" {}
+builtin "process" {
+  sandbox {
+    fs {
+      read  = ["../tools"]
+      write = ["."]
+    }
+    net = "none"
+  }
+}

@@ -1,0 +1,2 @@
+builtin "process" {} # want: builtin_neither.hcl:1:1: builtin "process": background commands need a sandbox declaration or unconfined = true; confine the commands: sandbox \{ fs \{ read = \["\."\] write = \["\."\] \} net = "none" \}.*or write unconfined = true
+builtin "process" { unconfined = true } # want: builtin_neither.hcl:2:1: builtin "process": declared twice, first at .*builtin_neither.hcl:1:1; keep one
