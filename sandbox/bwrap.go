@@ -34,6 +34,9 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 	if err != nil {
 		return nil, nil, nil, refuse(FieldSandbox, Bwrap, fixBwrap, "%v", err)
 	}
+	if r := bwrapScopeRefusal(s); r != nil {
+		return nil, nil, nil, r
+	}
 	gs, err := s.grants()
 	if err != nil {
 		return nil, nil, nil, err
@@ -87,6 +90,13 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 		a(opt, nextFD(), g.dest)
 		extra = append(extra, f)
 	}
+	seccompR, err := bwrapSeccompPipe(s)
+	if err != nil {
+		return nil, nil, closers, err
+	}
+	closers = append(closers, seccompR)
+	a("--seccomp", nextFD())
+	extra = append(extra, seccompR)
 	if info {
 		r, w, err := os.Pipe()
 		if err != nil {

@@ -23,11 +23,13 @@ import (
 const requiredLandlockABI = 6
 
 // landlockConfig is the ruleset the helper enforces: every filesystem
-// right is handled (so only granted paths are reachable) and signals are
-// scoped. Network rights are not handled: landlock never runs a tool that
-// declares net: none (see Resolve).
+// right is handled (so only granted paths are reachable), and signals and
+// abstract unix sockets are scoped (the tool reaches neither a process
+// nor an abstract socket outside its sandbox). Network rights are not
+// handled: landlock never runs a tool that declares net: none (see
+// Resolve).
 func landlockConfig() (landlock.Config, error) {
-	c, err := landlock.NewConfig(landlock.V5.HandledAccessFS, landlock.ScopedSet(llsys.ScopeSignal))
+	c, err := landlock.NewConfig(landlock.V5.HandledAccessFS, landlock.ScopedSet(llsys.ScopeSignal|llsys.ScopeAbstractUnixSocket))
 	if err != nil {
 		return landlock.Config{}, fmt.Errorf("building the landlock configuration: %w", err)
 	}
@@ -57,6 +59,7 @@ type helperSpec struct {
 	RunAs     *Identity     `json:"run_as,omitempty"`
 	ParentPID int           `json:"parent_pid"` // the process that started the helper
 	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
+	Seccomp   filterRules   `json:"seccomp"`    // the tool's seccomp filter
 }
 
 // helperGrant is one resolved path the tool may use. Dir comes from the
@@ -114,6 +117,7 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 		Dir:       dir,
 		RunAs:     s.RunAs,
 		ParentPID: os.Getpid(),
+		Seccomp:   s.toolRules(Landlock),
 	}
 	if hs.Env == nil {
 		hs.Env = []string{}

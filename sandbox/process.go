@@ -63,6 +63,7 @@ const waitDelay = 500 * time.Millisecond
 type prepared struct {
 	cmd     *exec.Cmd
 	mech    Mechanism
+	spec    *Spec      // for PrepareForkThread
 	closers []*os.File // the child's ends of pipes and bind descriptors
 	infoR   *os.File   // bwrap --info-fd, read end (Start only)
 	statusR *os.File   // landlock helper status, read end (Start only)
@@ -120,7 +121,7 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{mech: m}
+	p := &prepared{mech: m, spec: s}
 	switch m {
 	case None:
 		p.cmd = exec.Command(c.Path, c.Args...)
@@ -231,8 +232,13 @@ func Start(spec *Spec, c Command) (*Process, error) {
 
 func (p *Process) run(pr *prepared, started chan<- error) {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	err := pr.cmd.Start()
+	confined, err := PrepareForkThread(pr.spec)
+	if !confined {
+		defer runtime.UnlockOSThread()
+	} // else the thread ends with this goroutine, never serving another
+	if err == nil {
+		err = pr.cmd.Start()
+	}
 	pr.closeChildEnds()
 	if err != nil {
 		pr.closeAll()
