@@ -90,6 +90,11 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 		a(opt, nextFD(), g.dest)
 		extra = append(extra, f)
 	}
+	// Every mount is in place: the root tmpfs becomes read-only, so a
+	// write outside the declared paths fails (EROFS) instead of landing
+	// in a throwaway root. /tmp, /dev, /proc and the grants are mounts
+	// of their own and keep their modes.
+	a("--remount-ro", "/")
 	seccompR, err := bwrapSeccompPipe(s)
 	if err != nil {
 		return nil, nil, closers, err

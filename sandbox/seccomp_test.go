@@ -392,6 +392,27 @@ func TestSeccompThreadsStillWork(t *testing.T) {
 	}
 }
 
+// Under bwrap the root is read-only once every mount is in place: a write
+// outside the declared paths fails with EROFS instead of landing in a
+// throwaway tmpfs. Twins: the write grant, a private or the shared /tmp
+// and /dev/null stay writable.
+func TestBwrapRootReadOnly(t *testing.T) {
+	requireMechanism(t, Bwrap)
+	tr := newTree(t)
+	es := []expect{
+		{"write:/x", "EROFS"}, {"mkdir:/d:755", "EROFS"}, {"write:" + tr.Base + "/x", "EROFS"},
+		{"write:" + tr.Work + "/y", "ok"}, {"write:/tmp/y", "ok"}, {"write:/dev/null", "ok"},
+	}
+	spec := tr.spec(Bwrap)
+	spec.TmpPrivate = true
+	probeUnder(t, spec, es)
+	probeUnder(t, tr.spec(Bwrap), []expect{{"write:/x", "EROFS"}, {"write:" + tr.Work + "/z", "ok"}})
+	t.Cleanup(func() { os.Remove("/tmp/y") }) // in case /tmp was the host's
+	if _, err := os.Stat(tr.Work + "/y"); err != nil {
+		t.Errorf("the write into the grant did not reach the host: %v", err)
+	}
+}
+
 // An unsandboxed tool run by root cannot type into a terminal it opens
 // (TIOCSTI), even with garbage in the upper half of the ioctl command.
 // Twin: other ioctls on the same terminal work, so it was reachable.
