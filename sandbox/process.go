@@ -95,7 +95,9 @@ func (p *prepared) closeAll() {
 // helper's start confirmation are not available (a landlock setup failure
 // shows as exit code 125 with the reason on stderr), and Pdeathsig and
 // --die-with-parent follow the OS thread that calls Start: start it from a
-// goroutine that holds runtime.LockOSThread until Wait returns.
+// goroutine that holds runtime.LockOSThread until Wait returns, after
+// calling PrepareForkThread on it (it gives an unsandboxed child its
+// TIOCSTI filter and a bwrap plugin its abstract-socket scope).
 // A nil spec means None. Errors: *RefusalError when a declaration cannot
 // be honoured, ErrStartFailed when the executable is missing or not
 // executable (sandboxed tools are checked before the start).
@@ -198,7 +200,8 @@ func isTerminal(f *os.File) bool {
 // and process group; descriptors above 2 are never inherited; stdin is a
 // pipe. The start happens on a goroutine that holds its OS thread until
 // the child is reaped, because Pdeathsig and bwrap's --die-with-parent
-// follow the thread that forked. Errors: *RefusalError when a declaration
+// follow the thread that forked, and so do what PrepareForkThread gives
+// that thread (then the thread is never reused). Errors: *RefusalError when a declaration
 // cannot be honoured, ErrStartFailed (wrapping the cause, e.g.
 // fs.ErrNotExist) when the child could not be started.
 func Start(spec *Spec, c Command) (*Process, error) {
