@@ -17,9 +17,10 @@ import (
 
 // requiredLandlockABI is the fixed Landlock ABI the landlock mechanism
 // needs: the filesystem rights of ABI 5 (including truncate and device
-// ioctls) and the signal scope of ABI 6, which stops the tool from
-// signalling any process outside its sandbox (its helper, toolbox, the
-// rest of the host). Kernels without it are refused, never half-served.
+// ioctls) and the scopes of ABI 6, which stop the tool from signalling
+// any process outside its sandbox (its helper, toolbox, the rest of the
+// host) and from connecting to an abstract unix socket made outside it.
+// Kernels without it are refused, never half-served.
 const requiredLandlockABI = 6
 
 // landlockConfig is the ruleset the helper enforces: every filesystem
