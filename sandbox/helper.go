@@ -129,7 +129,7 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	prog, err := program(hs.Seccomp, false)
+	prog, err := filterFromBytes(hs.Seccomp)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -60,7 +60,7 @@ type helperSpec struct {
 	RunAs     *Identity     `json:"run_as,omitempty"`
 	ParentPID int           `json:"parent_pid"` // the process that started the helper
 	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
-	Seccomp   filterRules   `json:"seccomp"`    // the tool's seccomp filter
+	Seccomp   []byte        `json:"seccomp"`    // the tool's compiled seccomp filter (bpfBytes)
 }
 
 // helperGrant is one resolved path the tool may use. Dir comes from the
@@ -118,7 +118,9 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 		Dir:       dir,
 		RunAs:     s.RunAs,
 		ParentPID: os.Getpid(),
-		Seccomp:   s.toolRules(Landlock),
+	}
+	if hs.Seccomp, err = s.filterBytes(Landlock); err != nil {
+		return nil, nil, nil, err
 	}
 	if hs.Env == nil {
 		hs.Env = []string{}

@@ -16,20 +16,19 @@ import (
 )
 
 // filterRules chooses the variant of the seccomp filter a sandboxed tool
-// gets (DESIGN.md §6, "System calls"). The zero value is the strictest:
+// gets (DESIGN.md §6, "Kernel rules"). The zero value is the strictest:
 // no socket of any family, socketpair only for connected AF_UNIX pairs.
-// It travels to the landlock helper inside helperSpec.
 type filterRules struct {
 	// NetHost allows socket() for AF_INET and AF_INET6 (any protocol,
 	// MPTCP included) and AF_NETLINK with NETLINK_ROUTE only (glibc's
 	// getaddrinfo and Go's net.Interfaces read addresses through it).
-	NetHost bool `json:"net_host,omitempty"`
+	NetHost bool
 	// UnixSockets allows socket(AF_UNIX) (Spec.UnixSockets).
-	UnixSockets bool `json:"unix_sockets,omitempty"`
+	UnixSockets bool
 	// NoOwnerOps denies the chmod, chown, utime and xattr families (and
 	// the file-attribute ioctls): the tool's uid owns host files outside
 	// its grants that Landlock has no right for (a landlock tool as uid 0).
-	NoOwnerOps bool `json:"no_owner_ops,omitempty"`
+	NoOwnerOps bool
 }
 
 // Errors the filter returns. EAFNOSUPPORT is what a program sees on a
@@ -396,15 +395,38 @@ func (s *Spec) toolRules(m Mechanism) filterRules {
 	return r
 }
 
+// filterBytes is the compiled filter of a tool confined by s under m, as
+// bpfBytes lays it out (what bwrap's --seccomp reads and what the landlock
+// helper receives in its spec, so that it need not compile it again).
+func (s *Spec) filterBytes(m Mechanism) ([]byte, error) {
+	prog, err := program(s.toolRules(m), false)
+	if err != nil {
+		return nil, err
+	}
+	return bpfBytes(prog), nil
+}
+
+// filterFromBytes is the inverse of bpfBytes.
+func filterFromBytes(b []byte) ([]unix.SockFilter, error) {
+	if len(b) == 0 || len(b)%8 != 0 {
+		return nil, fmt.Errorf("the seccomp filter has %d bytes, not a whole number of instructions", len(b))
+	}
+	prog := make([]unix.SockFilter, len(b)/8)
+	if err := binary.Read(bytes.NewReader(b), binary.NativeEndian, prog); err != nil {
+		return nil, fmt.Errorf("decoding the seccomp filter: %w", err)
+	}
+	return prog, nil
+}
+
 // bwrapSeccompPipe returns the read end of a pipe delivering the tool's
 // compiled filter, for bwrap's --seccomp (bwrap loads it just before it
 // execs the tool, after no_new_privs).
 func bwrapSeccompPipe(s *Spec) (*os.File, error) {
-	prog, err := program(s.toolRules(Bwrap), false)
+	b, err := s.filterBytes(Bwrap)
 	if err != nil {
 		return nil, err
 	}
-	r, err := feedPipe(bpfBytes(prog))
+	r, err := feedPipe(b)
 	if err != nil {
 		return nil, fmt.Errorf("passing the seccomp filter: %w", err)
 	}
