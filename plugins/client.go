@@ -116,11 +116,12 @@ func (o Options) Start(ctx context.Context, path string, spec *sandbox.Spec, env
 			TempDir: socketBase(o.SocketDir),
 		},
 		RunnerFunc: func(_ hclog.Logger, gp *exec.Cmd, socketDir string) (runner.Runner, error) {
-			cmd, release, err := pluginCmd(path, spec, socketDir, o.Dir, append(slices.Clone(env), gp.Env...))
+			cmd, release, prep, err := pluginCmd(path, spec, socketDir, o.Dir, append(slices.Clone(env), gp.Env...))
 			if err != nil {
 				return nil, err
 			}
 			r := newProcRunner(path, cmd, release, o.Stderr, abort)
+			r.prepThread = prep
 			made.Store(r)
 			return r, nil
 		},

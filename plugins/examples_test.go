@@ -58,7 +58,8 @@ func removeExamples() {
 
 func startExample(t *testing.T, name, dir string) *plugins.Client {
 	t.Helper()
-	c, err := plugins.Options{Dir: dir}.Start(ctxT(t), exampleBinary(t, name), nil, nil)
+	bin := exampleBinary(t, name) // the first call builds: before the deadline starts
+	c, err := plugins.Options{Dir: dir}.Start(ctxT(t), bin, nil, nil)
 	if err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}

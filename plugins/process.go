@@ -37,6 +37,10 @@ type procRunner struct {
 	// child (sandbox.Cmd); called once the child started or will not.
 	// Idempotent.
 	release func()
+	// prepThread, when set, confines the locked thread that forks the
+	// child (sandbox.PrepareForkThread); true means the thread must not
+	// be unlocked.
+	prepThread func() (bool, error)
 
 	outFwd, errFwd   *io.PipeReader
 	outFwdW, errFwdW *io.PipeWriter
@@ -151,8 +155,17 @@ func (r *procRunner) unstarted() {
 // run starts the child, reports the start on started, then reaps it.
 func (r *procRunner) run(started chan<- error) {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	err := r.cmd.Start()
+	var confined bool
+	var err error
+	if r.prepThread != nil {
+		confined, err = r.prepThread()
+	}
+	if !confined {
+		defer runtime.UnlockOSThread()
+	} // else the thread ends with this goroutine, never serving another
+	if err == nil {
+		err = r.cmd.Start()
+	}
 	r.release()
 	if err != nil {
 		started <- err

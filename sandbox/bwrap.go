@@ -34,6 +34,9 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 	if err != nil {
 		return nil, nil, nil, refuse(FieldSandbox, Bwrap, fixBwrap, "%v", err)
 	}
+	if r := bwrapScopeRefusal(s); r != nil {
+		return nil, nil, nil, r
+	}
 	gs, err := s.grants()
 	if err != nil {
 		return nil, nil, nil, err
@@ -87,6 +90,18 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 		a(opt, nextFD(), g.dest)
 		extra = append(extra, f)
 	}
+	// Every mount is in place: the root tmpfs becomes read-only, so a
+	// write outside the declared paths fails (EROFS) instead of landing
+	// in a throwaway root. /tmp, /dev, /proc and the grants are mounts
+	// of their own and keep their modes.
+	a("--remount-ro", "/")
+	seccompR, err := bwrapSeccompPipe(s)
+	if err != nil {
+		return nil, nil, closers, err
+	}
+	closers = append(closers, seccompR)
+	a("--seccomp", nextFD())
+	extra = append(extra, seccompR)
 	if info {
 		r, w, err := os.Pipe()
 		if err != nil {

@@ -8,14 +8,22 @@
 //     of the system directories and the declared paths (bound by file
 //     descriptor, so a symlink swapped in after the check cannot redirect a
 //     bind), new user, pid, ipc, uts, cgroup and (for net: none) network
-//     namespaces, no capabilities, no nested user namespaces.
+//     namespaces, no capabilities, no nested user namespaces; the root is
+//     remounted read-only once every mount is in place.
 //   - landlock: the toolbox binary re-executes itself as a hidden helper
 //     (see Init) that restricts one of its threads with a Landlock ruleset
-//     of a fixed ABI (6: filesystem rights and signal scoping; a kernel
-//     without it is refused, never served best effort), takes root's
-//     capabilities away from it and starts the tool from that thread. The
+//     of a fixed ABI (6: filesystem rights, signal and abstract unix socket
+//     scoping; a kernel without it is refused, never served best effort),
+//     gives it a new IPC namespace (as root), takes root's capabilities
+//     away from it and starts the tool from that thread. The
 //     helper stays the tool's parent as a child subreaper, so every
 //     descendant dies when the tool ends.
+//
+// Under both, the tool also gets a seccomp filter (seccomp_linux.go,
+// DESIGN.md §6 "Kernel rules"): sockets only of the declared network,
+// no setuid or setgid file, no new user namespace, no io_uring, no
+// TIOCSTI; unsandboxed children of a root toolbox get a TIOCSTI filter
+// (PrepareForkThread).
 //
 // Detect finds out by running them what this machine can enforce, and
 // Resolve turns the operator's request (bwrap, landlock, auto, none) and
@@ -27,8 +35,8 @@
 // What it deliberately does not do: choose defaults for a tool (the
 // runspec package turns a locked tool into a Spec and a Command), build the
 // tool's environment (the Command's Env is used as it is, and nothing of
-// the caller's is added), limit resources (CPU, memory, process counts),
-// or filter system calls. A landlock tool gets no /proc at all: Landlock has
+// the caller's is added), or limit resources (CPU, memory, process
+// counts). A landlock tool gets no /proc at all: Landlock has
 // no pid namespace and cannot tell the tool's own /proc entries from
 // toolbox's, whose environ a landlocked root process could still read
 // (tools that need /proc use bwrap). It runs on Linux only.

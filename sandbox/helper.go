@@ -129,6 +129,10 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	prog, err := filterFromBytes(hs.Seccomp)
+	if err != nil {
+		return 0, nil, err
+	}
 	// The helper starts with an empty environment; whatever a Cmd caller
 	// appended to it (go-plugin's handshake variables) is for the tool.
 	env := append(hs.Env, os.Environ()...)
@@ -139,6 +143,10 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	started := make(chan result, 1)
 	exited := make(chan int, 1) // the tool's exit code
 	go onNonLeaderThread(func() {
+		if err := unshareIPC(); err != nil {
+			started <- result{err: err}
+			return
+		}
 		if err := dropCapabilities(); err != nil {
 			started <- result{err: err}
 			return
@@ -149,6 +157,10 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 		}
 		if err := llsys.LandlockRestrictSelf(rulesetFD, flags); err != nil {
 			started <- result{err: fmt.Errorf("enforcing the landlock ruleset: %w", err)}
+			return
+		}
+		if err := loadFilter(prog); err != nil {
+			started <- result{err: err}
 			return
 		}
 		pid, err := syscall.ForkExec(hs.Path, hs.Argv, &syscall.ProcAttr{

@@ -17,17 +17,20 @@ import (
 
 // requiredLandlockABI is the fixed Landlock ABI the landlock mechanism
 // needs: the filesystem rights of ABI 5 (including truncate and device
-// ioctls) and the signal scope of ABI 6, which stops the tool from
-// signalling any process outside its sandbox (its helper, toolbox, the
-// rest of the host). Kernels without it are refused, never half-served.
+// ioctls) and the scopes of ABI 6, which stop the tool from signalling
+// any process outside its sandbox (its helper, toolbox, the rest of the
+// host) and from connecting to an abstract unix socket made outside it.
+// Kernels without it are refused, never half-served.
 const requiredLandlockABI = 6
 
 // landlockConfig is the ruleset the helper enforces: every filesystem
-// right is handled (so only granted paths are reachable) and signals are
-// scoped. Network rights are not handled: landlock never runs a tool that
-// declares net: none (see Resolve).
+// right is handled (so only granted paths are reachable), and signals and
+// abstract unix sockets are scoped (the tool reaches neither a process
+// nor an abstract socket outside its sandbox). Network rights are not
+// handled: landlock never runs a tool that declares net: none (see
+// Resolve).
 func landlockConfig() (landlock.Config, error) {
-	c, err := landlock.NewConfig(landlock.V5.HandledAccessFS, landlock.ScopedSet(llsys.ScopeSignal))
+	c, err := landlock.NewConfig(landlock.V5.HandledAccessFS, landlock.ScopedSet(llsys.ScopeSignal|llsys.ScopeAbstractUnixSocket))
 	if err != nil {
 		return landlock.Config{}, fmt.Errorf("building the landlock configuration: %w", err)
 	}
@@ -57,6 +60,7 @@ type helperSpec struct {
 	RunAs     *Identity     `json:"run_as,omitempty"`
 	ParentPID int           `json:"parent_pid"` // the process that started the helper
 	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
+	Seccomp   []byte        `json:"seccomp"`    // the tool's compiled seccomp filter (bpfBytes)
 }
 
 // helperGrant is one resolved path the tool may use. Dir comes from the
@@ -114,6 +118,9 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 		Dir:       dir,
 		RunAs:     s.RunAs,
 		ParentPID: os.Getpid(),
+	}
+	if hs.Seccomp, err = s.filterBytes(Landlock); err != nil {
+		return nil, nil, nil, err
 	}
 	if hs.Env == nil {
 		hs.Env = []string{}

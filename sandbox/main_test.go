@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 		if os.Args[2] == "spawn" {
 			unix.Exit(spawnAndExit(os.Args[3]))
 		}
+		if os.Args[2] == probeArg {
+			unix.Exit(syscallProbe(os.Args[3:]))
+		}
 		unix.Exit(testTool(os.Args[2], os.Args[3]))
 	}
 	if os.Getenv(canaryVar) == "" {

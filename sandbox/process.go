@@ -63,6 +63,7 @@ const waitDelay = 500 * time.Millisecond
 type prepared struct {
 	cmd     *exec.Cmd
 	mech    Mechanism
+	spec    *Spec      // for PrepareForkThread
 	closers []*os.File // the child's ends of pipes and bind descriptors
 	infoR   *os.File   // bwrap --info-fd, read end (Start only)
 	statusR *os.File   // landlock helper status, read end (Start only)
@@ -94,7 +95,9 @@ func (p *prepared) closeAll() {
 // helper's start confirmation are not available (a landlock setup failure
 // shows as exit code 125 with the reason on stderr), and Pdeathsig and
 // --die-with-parent follow the OS thread that calls Start: start it from a
-// goroutine that holds runtime.LockOSThread until Wait returns.
+// goroutine that holds runtime.LockOSThread until Wait returns, after
+// calling PrepareForkThread on it (it gives an unsandboxed child its
+// TIOCSTI filter and a bwrap plugin its abstract-socket scope).
 // A nil spec means None. Errors: *RefusalError when a declaration cannot
 // be honoured, ErrStartFailed when the executable is missing or not
 // executable (sandboxed tools are checked before the start).
@@ -120,7 +123,7 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{mech: m}
+	p := &prepared{mech: m, spec: s}
 	switch m {
 	case None:
 		p.cmd = exec.Command(c.Path, c.Args...)
@@ -197,7 +200,8 @@ func isTerminal(f *os.File) bool {
 // and process group; descriptors above 2 are never inherited; stdin is a
 // pipe. The start happens on a goroutine that holds its OS thread until
 // the child is reaped, because Pdeathsig and bwrap's --die-with-parent
-// follow the thread that forked. Errors: *RefusalError when a declaration
+// follow the thread that forked, and so do what PrepareForkThread gives
+// that thread (then the thread is never reused). Errors: *RefusalError when a declaration
 // cannot be honoured, ErrStartFailed (wrapping the cause, e.g.
 // fs.ErrNotExist) when the child could not be started.
 func Start(spec *Spec, c Command) (*Process, error) {
@@ -231,8 +235,13 @@ func Start(spec *Spec, c Command) (*Process, error) {
 
 func (p *Process) run(pr *prepared, started chan<- error) {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	err := pr.cmd.Start()
+	confined, err := PrepareForkThread(pr.spec)
+	if !confined {
+		defer runtime.UnlockOSThread()
+	} // else the thread ends with this goroutine, never serving another
+	if err == nil {
+		err = pr.cmd.Start()
+	}
 	pr.closeChildEnds()
 	if err != nil {
 		pr.closeAll()

@@ -54,4 +54,14 @@ type Spec struct {
 	// RunAs, when non-nil, is the identity the child runs as (under every
 	// mechanism, None included).
 	RunAs *Identity
+	// UnixSockets lets a sandboxed tool create AF_UNIX sockets (socket(2);
+	// connected pairs from socketpair(2) are always allowed). Plugins need
+	// it: go-plugin's handshake listens on a socket in a granted
+	// directory. Without it the seccomp filter refuses AF_UNIX under
+	// every mechanism, because Landlock cannot confine a connect to a
+	// socket path and net: host shares the host's abstract socket names.
+	// With it, abstract names stay out of reach (Landlock's scope, under
+	// both mechanisms), but under landlock a connect to any socket path
+	// the tool can name is not confined (DESIGN.md §6).
+	UnixSockets bool
 }
