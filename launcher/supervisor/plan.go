@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"syscall"
@@ -54,6 +55,8 @@ type launchPlan struct {
 	digest       protocol.Digest
 
 	verify func() error // before a restart: the binary still matches the lock
+
+	runtime *Runtime // what the handle shows (runtime.go)
 }
 
 // toolPlan is a resolved, verified, prepared tool of the lock.
@@ -74,6 +77,7 @@ type planInput struct {
 	session   string
 	compile   func(json.RawMessage) (EventValidator, error)
 	timing    Timing
+	self      identity // the supervisor's user, for the resolved runtime
 }
 
 // planTool resolves the name, verifies the lock against the world, checks
@@ -136,6 +140,9 @@ func planTool(in planInput) (*toolPlan, error) {
 	}
 	p.spec, p.cmd, p.stdin = spec, cmd, inv.Stdin
 	p.cmd.Stdin = nil
+	lockDir, _ := filepath.Abs(filepath.Dir(in.lockPath))
+	cwd, _ := os.Getwd()
+	p.runtime = toolRuntime(lockDir, t, spec, cmd, in.self, cwd)
 	return p, nil
 }
 
