@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
@@ -86,38 +85,6 @@ var commandKillSchema = json.RawMessage(`{
   "required": ["process"],
   "additionalProperties": false
 }`)
-
-// sendSchema is the send companion's input schema: the process handle and
-// the event, typed with the declared input.event verbatim (a lines input
-// without a schema takes a string; a jsonl one any JSON value). A declared
-// schema that is not JSON (never so in a lock read from disk) is replaced
-// by "any JSON value": the supervisor still checks events against it.
-func sendSchema(in *protocol.Input) map[string]any {
-	var event any = map[string]any{}
-	if in.Framing == protocol.FramingLines {
-		event = map[string]any{"type": "string", "description": "one line of text"}
-	}
-	if len(strings.TrimSpace(string(in.Event))) > 0 {
-		if v, err := protocol.DecodeJSON(in.Event); err == nil {
-			event = v
-		}
-	}
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"process": map[string]any{"type": "string", "description": "the handle the start returned"},
-			"event":   event,
-		},
-		"required":             []string{"process", "event"},
-		"additionalProperties": false,
-	}
-}
-
-// sendDescription describes a send companion.
-func sendDescription(service string) string {
-	return fmt.Sprintf("Send one event to a running %q process (started by calling %s) and return what it answered within a short window, or \"accepted\". "+
-		"The event must match the service's declared input schema.", service, mcpnames.MCPName(service))
-}
 
 // entryDescription is a catalog entry's description, with what a model
 // needs to know about its mode.
