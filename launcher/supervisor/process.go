@@ -194,6 +194,9 @@ func (p *proc) launch() (*instance, error) {
 	if pl.keepStdin || len(pl.stdin) > 0 {
 		var err error
 		if r, w, err = os.Pipe(); err != nil {
+			if in.out != nil {
+				in.out.abandon()
+			}
 			return nil, fmt.Errorf("creating stdin pipe: %w", err)
 		}
 		cmd.Stdin = r
