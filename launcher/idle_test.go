@@ -47,12 +47,13 @@ func TestRunStopsAStreamSilentForItsIdleTimeout(t *testing.T) {
 // it runs past its idle timeout.
 func TestRunKeepsAStreamThatTalks(t *testing.T) {
 	f := newFixture(t)
-	f.AddTool(t, "ticker", `for i in 1 2 3 4 5 6 7 8; do echo "{\"n\":$i}"; sleep 0.1; done`, streamTool("ticker", 0.5))
+	// Ten ticks 0.3 s apart: 3 s in all, past its 2 s idle timeout.
+	f.AddTool(t, "ticker", `for i in 1 2 3 4 5 6 7 8 9 10; do echo "{\"n\":$i}"; sleep 0.3; done`, streamTool("ticker", 2))
 	res, err := Run(t.Context(), f.request("ticker", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TimedOut || res.ExitCode != 0 || len(res.Events) != 8 {
+	if res.TimedOut || res.ExitCode != 0 || len(res.Events) != 10 {
 		t.Errorf("result = timed out %v, exit %d, %d events", res.TimedOut, res.ExitCode, len(res.Events))
 	}
 }

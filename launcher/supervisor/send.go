@@ -90,7 +90,7 @@ wait:
 		case e := <-l.ch:
 			add(e)
 			quiet.Reset(tm.SendQuiet)
-		case <-in.sp.Done():
+		case <-in.delivered():
 			break wait
 		case <-quiet.C:
 			break wait

@@ -41,6 +41,17 @@ func newOwnedStdout() (*ownedStdout, error) {
 	return &ownedStdout{r: r, w: w, done: make(chan struct{})}, nil
 }
 
+// delivered is closed once the run has exited and its stdout events are
+// all delivered: with an owned stdout pipe, when its copier has returned
+// (the process's exit alone says nothing of what still waits in the
+// pipe); else when the process is done (os/exec's copiers are then done).
+func (in *instance) delivered() <-chan struct{} {
+	if in.out != nil {
+		return in.out.done
+	}
+	return in.sp.Done()
+}
+
 // abandon closes both ends of a pipe whose run never started.
 func (o *ownedStdout) abandon() {
 	o.r.Close()

@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,9 +44,13 @@ func TestInlineResultIsNotNotifiedAgain(t *testing.T) {
 	decode(t, e.call("process_run", map[string]any{"command": "echo done"}), &inline)
 	decode(t, e.call("process_run", map[string]any{"command": "sleep 0.3", "wait_seconds": 0}), &waited)
 	decode(t, e.call("process_status", map[string]any{"process": waited.Process, "wait_seconds": 10}), &waited)
-	decode(t, e.call("process_run", map[string]any{"command": "sleep 1", "wait_seconds": 0}), &later)
+	gate := filepath.Join(t.TempDir(), "gate")
+	decode(t, e.call("process_run", map[string]any{"command": "while [ ! -e " + gate + " ]; do sleep 0.01; done", "wait_seconds": 0}), &later)
 	if !inline.Done || !waited.Done || later.Done {
 		t.Fatalf("states: %s %s %s", inline.Status, waited.Status, later.Status)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil { // the last one ends now
+		t.Fatal(err)
 	}
 	// The last one's completion is notified; it is mailed after the other
 	// two finished, so by then theirs would have been sent too.
