@@ -51,6 +51,10 @@ type Entry struct {
 	Mode string `json:"mode"`
 	// Status is the backend's probe status.
 	Status string `json:"status"`
+	// Send is the service's send companion, a tool of its own for the
+	// model; nil when the entry has none (not a service reading events)
+	// or the operator left it out (send = false).
+	Send *SendTool `json:"send,omitempty"`
 }
 
 // Build lists the entries of l sorted by name, and a warning for every
@@ -118,6 +122,7 @@ func entry(name, backend string, t *manifest.Tool) Entry {
 		InputSchema: protocol.InputSchema(args),
 		Mode:        mode,
 		Status:      t.Probe.Status,
+		Send:        sendTool(name, t),
 	}
 }
 

@@ -47,3 +47,25 @@ func TestBuild(t *testing.T) {
 		t.Errorf("descriptions: %q, %q", entries[1].Description, entries[2].Description)
 	}
 }
+
+// A service that reads events has a send companion in the catalog, unless
+// the operator left it out (send = false).
+func TestSendCompanion(t *testing.T) {
+	svc := func(omit bool) *manifest.Tool {
+		m := tool("svc")
+		m.Describe.Protocol = 2
+		m.Describe.Process = &protocol.Process{Mode: protocol.ProcessService, Input: &protocol.Input{Framing: protocol.FramingJSONL, Event: json.RawMessage(`{"type":"object"}`)}}
+		m.OmitSend = omit
+		return m
+	}
+	l := &manifest.Lock{Tools: map[string]*manifest.Tool{"chat": svc(false), "watch": svc(true), "c": tool("oneshot")}}
+	entries, _ := Build(l)
+	for _, e := range entries {
+		switch {
+		case e.Name == "chat" && (e.Send == nil || e.Send.ModelName != "chat_send" || e.Send.InputSchema["required"] == nil):
+			t.Errorf("chat's companion = %+v", e.Send)
+		case e.Name != "chat" && e.Send != nil:
+			t.Errorf("%s has a companion: %+v", e.Name, e.Send)
+		}
+	}
+}

@@ -275,6 +275,10 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	if lt.Bindings, err = lockBindings(t, d); err != nil {
 		return nil, err
 	}
+	if err := checkSend(t, d); err != nil {
+		return nil, err
+	}
+	lt.OmitSend = t.OmitSend
 
 	rt, err := p.resolveRuntime(t, d)
 	if err != nil {

@@ -63,6 +63,12 @@ type ToolDecl struct {
 	// Bindings are the operator's bound arguments (bind blocks), checked
 	// against the describe document once the tool is probed.
 	Bindings []*BindDecl
+	// OmitSend is `send = false`: the service's <name>_send companion is
+	// left out of what models see (the v2 spec's D6); checked once the
+	// tool is described (it must be a service that declares process.input).
+	OmitSend bool
+	// SendRange locates the send attribute when it is set.
+	SendRange hcl.Range
 }
 
 // BindDecl is one `bind "arg" { value = ... | env = "VAR", secret = bool }`.
@@ -106,7 +112,7 @@ var rootSchema = &hcl.BodySchema{
 }
 
 var toolSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}, {Name: "timeout"}, {Name: "allow_run_as"}},
+	Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}, {Name: "timeout"}, {Name: "allow_run_as"}, {Name: "send"}},
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "bind", LabelNames: []string{"arg"}}},
 }
 
@@ -255,6 +261,9 @@ func (l *loader) tool(b *hcl.Block, block string) {
 		return
 	}
 	if !l.bindings(t, c, block) {
+		return
+	}
+	if !l.send(t, b, c.Attributes["send"], block) {
 		return
 	}
 	if l.executable(t.Path, c.Attributes["path"].Expr.Range(), block) {

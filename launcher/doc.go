@@ -21,9 +21,12 @@
 // for the tool (the lock's runtime.timeout_seconds), else DefaultTimeout. On
 // expiry (or when the context ends) the tool's declared cancel signal goes
 // to its whole process group, then SIGKILL after runtime.timeout.stop
-// seconds (DefaultStopGrace when undeclared). The call ends when the tool
-// exits; leftover members of its group are killed by the sandbox package,
-// so a grandchild holding stdout cannot hang the call.
+// seconds (DefaultStopGrace when undeclared). An exec stream tool is also
+// stopped so when it writes nothing for its runtime.timeout.idle
+// (Result.Reason says so), as the daemon and the MCP server stop it. The
+// call ends when the tool exits; leftover members of its group are killed
+// by the sandbox package, so a grandchild holding stdout cannot hang the
+// call.
 //
 // Output: stdout is the result and stderr never is. A v1 tool's stdout is
 // raw bytes; a v2 tool's is framed as it declares (jsonl by default, lines

@@ -94,6 +94,10 @@ type Result struct {
 	// Canceled says the context was canceled and the tool was stopped.
 	// ExitCode is then what the stopped tool exited with.
 	Canceled bool `json:"canceled,omitempty"`
+	// Reason says why a run that timed out for another cause than its
+	// call timeout was stopped: a stream tool silent for its
+	// runtime.timeout.idle (idle.go).
+	Reason string `json:"reason,omitempty"`
 	// Framing is the output framing: FramingRaw ("", v1),
 	// protocol.FramingJSONL, FramingLines or FramingChunks.
 	Framing string `json:"framing,omitempty"`
@@ -282,6 +286,9 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 		o.keepEvents = req.KeepEvents
 		if o.keepEvents <= 0 {
 			o.keepEvents = DefaultKeepEvents
+		}
+		if t.Kind == manifest.KindExec {
+			o.idle = idleFor(t.Describe)
 		}
 	}
 	var res *Result

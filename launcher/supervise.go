@@ -35,13 +35,15 @@ type outcome struct {
 	code     int
 	timedOut bool // the call timeout or the context deadline expired
 	canceled bool // the context was canceled
+	reason   string
 	elapsed  time.Duration
 }
 
 // supervise starts c under spec and waits for it, stopping it when timeout
-// expires or ctx ends. Start errors are mapped to ErrNotFound and
+// expires, when it writes nothing for idle (> 0; last is when it last
+// wrote) or when ctx ends. Start errors are mapped to ErrNotFound and
 // ErrNotExecutable where they apply.
-func supervise(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, timeout time.Duration, stop stopPlan) (outcome, error) {
+func supervise(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, timeout time.Duration, stop stopPlan, idle time.Duration, last *lastOutput) (outcome, error) {
 	start := time.Now()
 	p, err := sandbox.Start(spec, c)
 	if err != nil {
@@ -49,19 +51,39 @@ func supervise(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, timeo
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	var idleC <-chan time.Time
+	var idleT *time.Timer
+	if idle > 0 {
+		idleT = time.NewTimer(idle)
+		defer idleT.Stop()
+		idleC = idleT.C
+	}
 	out := outcome{started: true}
-	select {
-	case <-p.Done():
-	case <-timer.C:
-		out.timedOut = true
-		stopProcess(p, stop)
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+wait:
+	for {
+		select {
+		case <-p.Done():
+		case <-timer.C:
 			out.timedOut = true
-		} else {
-			out.canceled = true
+			stopProcess(p, stop)
+		case <-idleC:
+			// Not reset at every write (a flood would pay for it): the time
+			// of the last output is checked when it fires.
+			if q := last.quiet(); q < idle {
+				idleT.Reset(idle - q)
+				continue
+			}
+			out.timedOut, out.reason = true, idleReason(idle)
+			stopProcess(p, stop)
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				out.timedOut = true
+			} else {
+				out.canceled = true
+			}
+			stopProcess(p, stop)
 		}
-		stopProcess(p, stop)
+		break wait
 	}
 	code, err := p.Wait()
 	out.elapsed = time.Since(start)
@@ -118,6 +140,7 @@ type execOptions struct {
 	// stderr as they arrive, before anything (the Result, the forwarded
 	// streams) sees them; nil when there are none.
 	redactor *Redactor
+	idle        time.Duration // > 0: stop a run silent that long (idle.go)
 }
 
 // execute runs c with the sinks of o attached and builds the Result (all
@@ -125,7 +148,12 @@ type execOptions struct {
 func execute(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, o execOptions) (*Result, error) {
 	return collect(c.Path, o, func(stdout, stderr io.Writer) (outcome, error) {
 		c.Stdout, c.Stderr = stdout, stderr
-		return supervise(ctx, spec, c, o.timeout, o.stop)
+		if o.idle > 0 {
+			last := newLastOutput()
+			c.Stdout, c.Stderr = last.stamp(stdout), last.stamp(stderr)
+			return supervise(ctx, spec, c, o.timeout, o.stop, o.idle, last)
+		}
+		return supervise(ctx, spec, c, o.timeout, o.stop, 0, nil)
 	})
 }
 
@@ -159,6 +187,7 @@ func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (out
 		Elided:      out.elided,
 		Lines:       out.lines,
 		StderrTail:  errs.tail(),
+		Reason:      ended.reason,
 		Elapsed:     ended.elapsed,
 	}
 	if res.Binary && res.MediaType == "" {

@@ -60,7 +60,14 @@ func Write(path string, l *Lock) error {
 }
 
 // writeFileAtomic is Write without the encoding.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeAtomicWith(path, data, perm, (*os.File).Write)
+}
+
+// writeAtomicWith is writeFileAtomic writing the data with write, which
+// tests replace to inject a fault that does not depend on permissions
+// (root ignores them): a disk that fills up half-way.
+func writeAtomicWith(path string, data []byte, perm os.FileMode, write func(*os.File, []byte) (int, error)) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -75,7 +82,7 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	if _, err = tmp.Write(data); err != nil {
+	if _, err = write(tmp, data); err != nil {
 		return err
 	}
 	if err = tmp.Sync(); err != nil {

@@ -113,6 +113,9 @@ type Tool struct {
 	Describe *protocol.Describe `json:"describe,omitempty"`
 	// Bindings are the operator's bound arguments, by arg name.
 	Bindings map[string]*Binding `json:"bindings,omitempty"`
+	// OmitSend is the operator's `send = false`: the service's send
+	// companion is left out of what models see (list, schema, MCP).
+	OmitSend bool `json:"omit_send,omitempty"`
 	// Runtime is what the launcher applies, resolved at lock time.
 	Runtime Runtime `json:"runtime"`
 	// Probe is the result of describe/check at lock time.

@@ -13,6 +13,12 @@ import (
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
+// CommandCancel is the signal a background command's graceful stop sends
+// to its process group, SIGKILL following after Timing.StopGrace: the
+// bash-daemon seed's kill (SIGINT, "lets the process clean up"). Services
+// and streams keep their declared runtime.cancel (SIGTERM by default).
+const CommandCancel = syscall.SIGINT
+
 // validName says whether s has the shape of a background command's name,
 // [a-z0-9-]{1,63} (DESIGN.md §5). Checked by hand rather than with a
 // package-level regexp: this package is linked into the fast `toolbox`
@@ -46,9 +52,12 @@ func looksLikeID(s string) bool {
 
 // RunCommand starts a background shell command for the session (builtin
 // "process", DESIGN.md §5) and waits inline: when it finishes within
-// c.Wait (default DefaultWait, at most MaxWait) the answer is its final
-// status, else its current one (running); both carry the tail of its
-// output, and the process goes on either way. It never waits past ctx.
+// c.Wait (default DefaultWait, at most MaxWait: a longer wait is capped)
+// the answer is its final status and its completion is not mailed (it
+// surfaces once, inline.go), else the answer is its current status
+// (running) and the completion is mailed when it ends; both carry the ends
+// of its output, and the process goes on either way. It never waits past
+// ctx.
 //
 // The command runs as `Shell -c Cmd` in its own session and process group
 // under the lock's builtin "process" (runspec.ProcessSpec): confined by
@@ -57,10 +66,12 @@ func looksLikeID(s string) bool {
 // the working directory, c.Env, TOOLBOX_SESSION; runspec.
 // SandboxedCommandEnv), in c.Cwd or else runspec.CommandDir; or, only when
 // the toolbox file says unconfined = true, unsandboxed with the caller's
-// environment plus c.Env and TOOLBOX_SESSION. stdin is empty. Stop sends
-// SIGTERM to its group, then SIGKILL after Timing.StopGrace. An
-// unconfined command that leaves its process group (setsid) is not
-// covered by the stop; a confined one is, as sandboxed tools are.
+// environment plus c.Env and TOOLBOX_SESSION. stdin is empty. Its graceful
+// stop (Stop, its timeout, the session's end) is the bash-daemon seed's
+// kill: SIGINT to its process group, then SIGKILL after Timing.StopGrace
+// (CommandCancel). An unconfined command that leaves its process group
+// (setsid) is not covered by the stop; a confined one is, as sandboxed
+// tools are.
 //
 // Errors: ErrCommandsDisabled when the lock does not declare builtin
 // "process"; ErrBadName, ErrNameInUse, *LimitError, ErrClosed; an empty
@@ -106,9 +117,10 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 		cmd:       sandbox.Command{Path: s.shell, Args: []string{"-c", c.Cmd}, Env: env, Dir: dir},
 		readyKind: readyImmediate,
 		stopGrace: s.cfg.Timing.StopGrace,
-		cancelSig: syscall.SIGTERM,
+		cancelSig: CommandCancel,
 		onExit:    onExitReport,
 		deadline:  c.Timeout,
+		runtime:   commandRuntime(s.self, dir, workDir()),
 	}
 	p, err := s.reserve(sessionID, reservation{kind: KindCommand, tool: CommandTool, name: c.Name, label: c.Label, command: c.Cmd, plan: plan})
 	if err != nil {
@@ -120,6 +132,9 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 		return Status{}, fmt.Errorf("running a command: %w", err)
 	}
 	p.begin(in)
+	// The inline waiter registers before the command can finish, so a
+	// command that ends within the wait is never also mailed (inline.go).
+	p.beginInline()
 	go p.run(in)
 	<-p.readyCh // immediate: answered at once
 	wait := c.Wait
@@ -130,7 +145,15 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 		wait = MaxWait
 	}
 	p.waitDone(ctx, wait)
-	return p.status(true), nil
+	st, _ := p.endInline(ctx)
+	p.addOutput(&st, true)
+	return st, nil
+}
+
+// workDir is the supervisor's working directory ("" when unknown).
+func workDir() string {
+	wd, _ := os.Getwd()
+	return wd
 }
 
 // commandDir resolves and checks the working directory.

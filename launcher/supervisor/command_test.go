@@ -21,15 +21,8 @@ func TestRunCommandReturnsTheFinalStatusWhenItFinishesInTime(t *testing.T) {
 	if !st.Done || st.Status != StateFailed || st.ExitCode == nil || *st.ExitCode != 3 || st.Kind != KindCommand || st.Tool != CommandTool || st.Label != "demo" {
 		t.Errorf("status = %+v", st)
 	}
-	if st.Tail == nil || !strings.Contains(st.Tail.Text(), "out\n") || !strings.Contains(st.Tail.Text(), "err\n") {
-		t.Fatalf("tail = %+v", st.Tail)
-	}
-	var streams []Stream
-	for _, c := range st.Tail.Chunks {
-		streams = append(streams, c.Stream)
-	}
-	if len(streams) != 2 || streams[0] == streams[1] {
-		t.Errorf("tail streams = %v, want stdout and stderr labelled", streams)
+	if st.Stdout == nil || st.Stdout.Text != "out\n" || st.Stderr == nil || st.Stderr.Text != "err\n" {
+		t.Fatalf("tails = %+v, %+v; want stdout and stderr apart, labelled", st.Stdout, st.Stderr)
 	}
 }
 
@@ -46,7 +39,7 @@ func TestRunCommandReturnsTheHandleWhenStillRunning(t *testing.T) {
 	}
 	// Status with an inline wait sees it finish.
 	st, err = s.Status(ctxT(t), "sess", st.Process, 5*time.Second)
-	if err != nil || st.Status != StateExited || !strings.Contains(st.Tail.Text(), "finished") {
+	if err != nil || st.Status != StateExited || !strings.Contains(st.Stdout.Text, "finished") {
 		t.Errorf("waited status = %+v, %v", st, err)
 	}
 	// No wait at all.
@@ -105,7 +98,7 @@ func TestRunCommandEnvironmentCwdAndTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	real, _ := filepath.EvalSymlinks(dir)
-	if got := st.Tail.Text(); got != real+"\nhi sess-1 yes\n" && got != dir+"\nhi sess-1 yes\n" {
+	if got := st.Stdout.Text; got != real+"\nhi sess-1 yes\n" && got != dir+"\nhi sess-1 yes\n" {
 		t.Errorf("output = %q", got)
 	}
 	st, err = s.RunCommand(ctxT(t), "sess", Command{Cmd: "sleep 30", Timeout: 200 * time.Millisecond, Wait: 5 * time.Second})

@@ -58,7 +58,18 @@ func runWait(t *testing.T, s *Supervisor, c Command) (Status, string) {
 	if !st.Done {
 		t.Fatalf("%q did not finish: %+v", c.Cmd, st)
 	}
-	return st, st.Tail.Text()
+	return st, tailText(st)
+}
+
+// tailText is the command's stdout tail then its stderr tail.
+func tailText(st Status) string {
+	var s string
+	for _, t := range []*StreamTail{st.Stdout, st.Stderr} {
+		if t != nil {
+			s += t.Text
+		}
+	}
+	return s
 }
 
 // TestConfinedCommands: a background command of a confined builtin

@@ -14,16 +14,24 @@
 // in its own process group (sandbox.Start), and its states are those of
 // DESIGN.md §5 (see State). Limits: Limits.LivePerSession (8) and
 // LivePerHost (32) live processes; a start over either is refused with a
-// *LimitError naming it, and nothing running is stopped to make room.
-// FinishedPerSession (100) finished records are kept per session, the
-// oldest finished dropped first.
+// *LimitError naming it, and nothing running is stopped to make room. The
+// per-host count is shared by every supervisor of one slots directory (a
+// flock'ed slot file per live process, slots.go): the daemon and every
+// `toolbox mcp` of a state dir hold 32 together. FinishedPerSession (100)
+// finished records are kept per session, the oldest finished dropped
+// first.
 //
 // # Lifecycle decisions
 //
 //   - Ready: see Supervisor.Start. Lines before the ready line are startup
 //     output, kept in the ring but not delivered as events.
 //   - Stop: the declared cancel, then SIGKILL after runtime.timeout.stop
-//     (default 5 s); force kills at once; idempotent.
+//     (default 5 s); a background command's cancel is SIGINT
+//     (CommandCancel, the bash-daemon seed's kill); force kills at once;
+//     idempotent.
+//   - Completion surfaces once: a final state returned by an inline wait
+//     (RunCommand's, Status with a wait, Wait) is not mailed as well
+//     (inline.go); every other completion is mailed once.
 //   - runtime.timeout.idle: when a running process writes nothing (stdout
 //     or stderr) for that long it is stopped like Stop does and ends
 //     timed_out, never restarted.
@@ -42,8 +50,10 @@
 //
 // Each process has a Ring (1 MiB, stdout and stderr labelled, absolute
 // byte cursors, pages of at most 64 KiB that never split a UTF-8
-// character). With Config.LogBytes the full output also goes to two log
-// files per process under the state dir, each capped.
+// character). Status shows the last TailBytes (4 KiB) of stdout and of
+// stderr apart (Status.Stdout, Status.Stderr). With Config.LogBytes the
+// full output also goes to two log files per process under the state dir,
+// each capped.
 //
 // # Events and mail
 //
@@ -52,15 +62,19 @@
 // answer Send and are mailed to the session as digests, per
 // process.digest: "round" (the default; a burst ending at a quiet gap of
 // Timing.RoundGap, cut every Timing.RoundMax when it never pauses),
-// "events" n (every n events) or "seconds" n (each n-second window with
-// events). A mail keeps the digest's first Limits.MailEvents events (and
+// "events" n (every n events, a partial group RoundMax after its first
+// event) or "seconds" n (each n-second window with events). A Send's
+// answer holds only events the service produced after the send: its
+// stdout pipe is the supervisor's own, so the send knows the stdout
+// position it was written at (stdout_pipe.go). A mail keeps the digest's first Limits.MailEvents events (and
 // Limits.MailBytes) and counts the rest in Mail.Elided; under a flood
 // the events nobody keeps are counted without being validated.
 // Completions (and restarts) are mailed too. Inbox reads mail with a cursor and never consumes it; Subscribe
 // gives a channel for push notifications. Mailboxes live in memory only.
-// Stream tools started with Start are not mailed event by event (their
-// output is in the ring and their completion is mailed); RunStream runs
-// one to completion for `toolbox run`.
+// Stream tools started with Start are not mailed event by event: their
+// events are kept (the last Limits.MailEvents), Status shows the newest
+// instead of a stdout tail, and their completion mail carries the last
+// ones (stream_events.go). RunStream runs one to completion for MCP.
 //
 // # Persistence
 //

@@ -33,6 +33,12 @@ type framer struct {
 	ready bool   // events flow (no ready line awaited, or it came)
 	line  []byte // the current unterminated line, at most MaxEventBytes
 	over  bool   // the current line went over MaxEventBytes
+
+	// pos counts the stdout bytes written to the framer; end is the
+	// position just past the event being emitted (its line's newline, or
+	// its chunk's last byte), for emit to read: a send keeps only events
+	// that end past its own position (stdout_pipe.go).
+	pos, end int64
 }
 
 // newFramer returns a framer; readyRe nil means the process is ready
@@ -45,7 +51,9 @@ func newFramer(framing string, v EventValidator, readyRe *regexp.Regexp, onReady
 // Write frames p. It never fails.
 func (f *framer) Write(p []byte) (int, error) {
 	n := len(p)
+	f.pos += int64(n)
 	if f.framing == protocol.FramingChunks && f.ready {
+		f.end = f.pos
 		f.chunk(p)
 		return n, nil
 	}
@@ -68,9 +76,11 @@ func (f *framer) Write(p []byte) (int, error) {
 			return n, nil
 		}
 		p = p[i+1:]
+		f.end = f.pos - int64(len(p))
 		f.endLine()
 		if f.ready && f.framing == protocol.FramingChunks && len(p) > 0 {
 			// The ready line came in this write: the rest is the first chunk.
+			f.end = f.pos
 			f.chunk(p)
 			return n, nil
 		}
@@ -84,6 +94,7 @@ func (f *framer) Write(p []byte) (int, error) {
 // finish delivers an unterminated last line. Call it once stdout is closed.
 func (f *framer) finish() {
 	if len(f.line) > 0 || f.over {
+		f.end = f.pos
 		f.endLine()
 	}
 }

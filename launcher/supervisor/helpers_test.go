@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -157,3 +158,36 @@ func mustStatus(t testing.TB, s *Supervisor, session, id string) Status {
 }
 
 func isErr(err, target error) bool { return errors.Is(err, target) }
+
+// gate returns a shell prefix that waits until open is called: a command
+// that must not finish before the test says so.
+func gate(t testing.TB) (wait string, open func()) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gate")
+	return "while [ ! -e " + path + " ]; do sleep 0.01; done; ", func() {
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// awaitExitMail polls the session's inbox until the completion mail of
+// process arrives (a wait that would not take the completion inline).
+func awaitExitMail(t testing.TB, s *Supervisor, session, process string) Mail {
+	t.Helper()
+	var got Mail
+	eventually(t, 10*time.Second, "the completion mail of "+process, func() bool {
+		pg, err := s.Inbox(session, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range pg.Mails {
+			if m.Kind == MailExit && m.Process == process {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}

@@ -131,7 +131,9 @@ const (
 //   - per "round" (the default): a burst of events that ends at a quiet
 //     gap of Timing.RoundGap; a burst that never pauses is cut every
 //     Timing.RoundMax so a chatty service still mails;
-//   - per "events" n: every n events;
+//   - per "events" n: every n events, and a partial group Timing.RoundMax
+//     (10 s) after its first event, so a single rare event still reaches
+//     the session while the service runs;
 //   - per "seconds" n: the events of each n-second window that has any.
 //
 // Whatever the policy, one mail keeps at most maxEvents events and
@@ -194,6 +196,10 @@ func (d *digester) count1(e *launcher.Event) {
 	case digestEvents:
 		if d.count >= d.n {
 			d.flushLocked()
+		} else if d.count == 1 {
+			// A partial group is mailed RoundMax after its first event, so
+			// a rare event reaches the session while the service runs.
+			d.arm(d.most)
 		}
 	case digestSeconds:
 		if d.count == 1 {

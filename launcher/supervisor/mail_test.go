@@ -43,9 +43,7 @@ func TestMailDigestPerRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Wait(ctxT(t), "sess", h.Process); err != nil {
-		t.Fatal(err)
-	}
+	awaitExitMail(t, s, "sess", h.Process)
 	sizes, mails := eventMails(t, s, "sess")
 	if len(sizes) != 2 || sizes[0] != 3 || sizes[1] != 2 {
 		t.Fatalf("digests = %v, want two rounds [3 2]", sizes)
@@ -117,9 +115,15 @@ func TestInboxIsReadWithACursorAndNeverConsumed(t *testing.T) {
 	}
 	defer cancel()
 	for i := range 3 {
-		if _, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "exit " + string(rune('0'+i))}); err != nil {
+		// Finished after the answer: a completion delivered inline is not
+		// mailed.
+		wait, open := gate(t)
+		st, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: wait + "exit " + string(rune('0'+i)), Wait: -1})
+		if err != nil {
 			t.Fatal(err)
 		}
+		open()
+		awaitExitMail(t, s, "sess", st.Process)
 	}
 	all, err := s.Inbox("sess", 0, 0)
 	if err != nil || len(all.Mails) != 3 || all.Next != 3 || all.Earliest != 1 {

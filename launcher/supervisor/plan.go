@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"syscall"
@@ -60,6 +61,7 @@ type launchPlan struct {
 	// framer and so the events, mails and send answers see it) and in
 	// reasons; nil when there are none.
 	redactor *launcher.Redactor
+	runtime *Runtime // what the handle shows (runtime.go)
 }
 
 // redact replaces the plan's secrets in s (a reason); a nil plan (a record
@@ -89,6 +91,7 @@ type planInput struct {
 	session   string
 	compile   func(json.RawMessage) (EventValidator, error)
 	timing    Timing
+	self      identity // the supervisor's user, for the resolved runtime
 }
 
 // planTool resolves the name, verifies the lock against the world, checks
@@ -153,6 +156,9 @@ func planTool(in planInput) (*toolPlan, error) {
 	}
 	p.spec, p.cmd, p.stdin = spec, cmd, inv.Stdin
 	p.cmd.Stdin = nil
+	lockDir, _ := filepath.Abs(filepath.Dir(in.lockPath))
+	cwd, _ := os.Getwd()
+	p.runtime = toolRuntime(lockDir, t, spec, cmd, in.self, cwd)
 	return p, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -27,8 +28,11 @@ type proc struct {
 	ring                 *Ring       // nil likewise
 	logs                 *logPair    // nil without log files
 	logPaths             *LogFiles
-	dig                  *digester // services only
+	dig                  *digester  // services only
+	evs                  *eventTail // streams only (stream_events.go)
 	mail                 *mailbox
+	slot                 int // its host slot (slots.go); -1 for none. Guarded by s.mu.
+	runtime              *Runtime
 
 	readyCh chan error    // the first start's outcome (buffered)
 	done    chan struct{} // closed once the state is final
@@ -56,6 +60,9 @@ type proc struct {
 	forced    bool
 	readySent bool
 	everReady bool
+	inline    int  // inline waiters registered (inline.go)
+	held      bool // finish held the completion mail back for them
+	delivered bool // one of them returned the final state
 }
 
 // instance is one run of a proc (a restart makes a new one).
@@ -66,9 +73,9 @@ type instance struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 	fr        *framer // nil: no events and no ready line
-	// out and errw redact the run's stdout and stderr before anything
+	// redOut and redErr redact the run's stdout and stderr before anything
 	// else sees them; flushed once the run is reaped.
-	out, errw *launcher.RedactWriter
+	redOut, redErr *launcher.RedactWriter
 
 	waitOnce sync.Once
 	code     int
@@ -76,14 +83,19 @@ type instance struct {
 	stdinMu  sync.Mutex
 	stdin    *os.File // write end; nil when closed or never kept
 	stdinErr error    // why stdin can no longer be written
+
+	out *ownedStdout // a service that reads events: its stdout pipe (stdout_pipe.go)
 }
 
 func (in *instance) markReady() { in.readyOnce.Do(func() { close(in.ready) }) }
 
-// listener receives the events a Send waits for.
+// listener receives the events a Send waits for: those of run in that
+// end past stdout position after.
 type listener struct {
 	ch      chan launcher.Event
 	dropped atomic.Int64
+	in      *instance
+	after   int64
 }
 
 func newProc(s *Supervisor, id, sessionID string, r reservation) *proc {
@@ -93,12 +105,14 @@ func newProc(s *Supervisor, id, sessionID string, r reservation) *proc {
 		tool: r.tool, capability: r.capability,
 		name: r.name, label: r.label, command: r.command,
 		plan:      r.plan,
+		runtime:   r.plan.runtime,
 		ring:      NewRing(s.cfg.RingBytes),
 		readyCh:   make(chan error, 1),
 		done:      make(chan struct{}),
 		stopCh:    make(chan struct{}),
 		killCh:    make(chan struct{}),
 		listeners: map[*listener]struct{}{},
+		slot:      -1,
 		state:     StateStarting,
 		since:     now,
 		started:   now,
@@ -110,6 +124,9 @@ func newProc(s *Supervisor, id, sessionID string, r reservation) *proc {
 		} else {
 			p.logs, p.logPaths = logs, &logs.paths
 		}
+	}
+	if r.kind == KindStream {
+		p.evs = newEventTail(s.cfg.Limits.MailEvents, s.cfg.Limits.MailBytes)
 	}
 	if r.kind == KindService {
 		lim, pl := s.cfg.Limits, r.plan
@@ -133,11 +150,13 @@ func loadedProc(s *Supervisor, r Record) *proc {
 		tool: r.Tool, capability: r.Capability,
 		name: r.Name, label: r.Label, command: r.Command,
 		logPaths:  r.Logs,
+		runtime:   r.Runtime,
 		readyCh:   make(chan error, 1),
 		done:      make(chan struct{}),
 		stopCh:    make(chan struct{}),
 		killCh:    make(chan struct{}),
 		listeners: map[*listener]struct{}{},
+		slot:      -1,
 		state:     r.State, since: r.Since, started: r.Started,
 		exitCode: r.ExitCode, reason: r.Reason, restarts: r.Restarts, pid: r.PID,
 		readySent: true,
@@ -156,21 +175,33 @@ func (p *proc) launch() (*instance, error) {
 	in := &instance{ready: make(chan struct{}), started: time.Now()}
 	in.lastOut.Store(in.started.UnixNano())
 	framing := pl.framing
-	if p.kind != KindService {
-		framing = "" // only a service's events are mailed and answered
+	if p.kind == KindCommand {
+		framing = "" // a shell command's output is bytes, not events
 	}
 	if framing != "" || pl.readyRe != nil {
-		in.fr = newFramer(framing, pl.outValidator, pl.readyRe, in.markReady, p.onEvent)
+		in.fr = newFramer(framing, pl.outValidator, pl.readyRe, in.markReady, func(e launcher.Event) { p.onEvent(e, in, in.fr.end) })
 		in.fr.want, in.fr.skip = p.wantEvent, p.skipEvent
 	}
 	cmd := pl.cmd
-	in.out = pl.redactor.Writer(&outWriter{p: p, in: in, stream: Stdout})
-	in.errw = pl.redactor.Writer(&outWriter{p: p, in: in, stream: Stderr})
-	cmd.Stdout, cmd.Stderr = in.out, in.errw
+	in.redOut = pl.redactor.Writer(&outWriter{p: p, in: in, stream: Stdout})
+	in.redErr = pl.redactor.Writer(&outWriter{p: p, in: in, stream: Stderr})
+	var stdout io.Writer = in.redOut
+	cmd.Stdout, cmd.Stderr = stdout, in.redErr
+	if pl.keepStdin {
+		// A send must know where stdout stood when it was written.
+		out, err := newOwnedStdout()
+		if err != nil {
+			return nil, err
+		}
+		in.out, cmd.Stdout = out, out.w
+	}
 	var r, w *os.File
 	if pl.keepStdin || len(pl.stdin) > 0 {
 		var err error
 		if r, w, err = os.Pipe(); err != nil {
+			if in.out != nil {
+				in.out.abandon()
+			}
 			return nil, fmt.Errorf("creating stdin pipe: %w", err)
 		}
 		cmd.Stdin = r
@@ -183,9 +214,15 @@ func (p *proc) launch() (*instance, error) {
 		if w != nil {
 			w.Close()
 		}
+		if in.out != nil {
+			in.out.abandon()
+		}
 		return nil, startError(cmd.Path, err)
 	}
 	in.sp = sp
+	if in.out != nil {
+		in.out.start(stdout)
+	}
 	if w != nil {
 		if len(pl.stdin) > 0 {
 			_ = w.SetWriteDeadline(time.Now().Add(p.s.cfg.Timing.StdinWrite))
@@ -390,7 +427,10 @@ func (p *proc) reap(in *instance) int {
 			code = -1
 		}
 		in.code = code
-		_, _ = in.out.Flush(), in.errw.Flush() // before the framer and the ring close
+		if in.out != nil && in.out.drain() {
+			p.s.logf("process %s: output its leftover descendants wrote after it exited was cut", p.id)
+		}
+		_, _ = in.redOut.Flush(), in.redErr.Flush() // before the framer and the ring close
 		if in.fr != nil {
 			in.fr.finish() // os/exec's copiers are done: Wait waited for them
 		}
@@ -516,6 +556,7 @@ func (p *proc) finish(state State, code int, reason string, readyOK bool) {
 	}
 	answer := !p.readySent
 	p.readySent = true
+	held := p.holdCompletionLocked()
 	p.mu.Unlock()
 	p.persist()
 	if p.logs != nil {
@@ -524,7 +565,9 @@ func (p *proc) finish(state State, code int, reason string, readyOK bool) {
 	if p.dig != nil {
 		p.dig.close()
 	}
-	p.mail.add(p.exitMail())
+	if !held {
+		p.mail.add(p.exitMail())
+	}
 	p.s.finished(p)
 	if answer {
 		if readyOK {

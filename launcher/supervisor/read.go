@@ -7,33 +7,46 @@ import (
 	"time"
 )
 
-// Status returns the process's status with the tail of its output. With
-// wait > 0 (at most MaxWait) it first waits until the process finishes,
-// wait passes or ctx ends, whichever comes first; the status is returned
-// either way. Errors: ErrBadSession, ErrUnknownProcess.
+// Status returns the process's status with the ends of its output. With
+// wait > 0 (at most MaxWait: a longer wait is capped, never refused) it
+// first waits until the process finishes, wait passes or ctx ends,
+// whichever comes first; the status is returned either way. A process that
+// finishes during that wait has its completion delivered by this answer:
+// it is not mailed (completion surfaces once, see inline.go). Errors:
+// ErrBadSession, ErrUnknownProcess.
 func (s *Supervisor) Status(ctx context.Context, sessionID, ref string, wait time.Duration) (Status, error) {
 	p, err := s.lookup(sessionID, ref)
 	if err != nil {
 		return Status{}, err
 	}
-	p.waitDone(ctx, min(wait, MaxWait))
-	return p.status(true), nil
+	if wait <= 0 {
+		return p.status(true), nil
+	}
+	return p.waitInline(ctx, min(wait, MaxWait)), nil
 }
 
 // Wait waits until the process finishes (no cap but ctx) and returns its
-// final status with the tail of its output. When ctx ends first it returns
-// the current status and ctx's error.
+// final status with the ends of its output; a completion delivered so is
+// not mailed (inline.go). When ctx ends first it returns the current
+// status and ctx's error.
 func (s *Supervisor) Wait(ctx context.Context, sessionID, ref string) (Status, error) {
 	p, err := s.lookup(sessionID, ref)
 	if err != nil {
 		return Status{}, err
 	}
+	if !p.beginInline() {
+		return p.status(true), nil
+	}
 	select {
 	case <-p.done:
-		return p.status(true), nil
 	case <-ctx.Done():
-		return p.status(true), fmt.Errorf("waiting for process %s: %w", p.id, ctx.Err())
 	}
+	st, final := p.endInline(ctx)
+	p.addOutput(&st, true)
+	if final {
+		return st, nil
+	}
+	return st, fmt.Errorf("waiting for process %s: %w", p.id, ctx.Err())
 }
 
 // List returns the session's processes, live and finished, in start

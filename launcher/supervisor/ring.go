@@ -79,6 +79,14 @@ type segment struct {
 	stderr bool
 }
 
+// streamIndex is 0 for stdout, 1 for stderr.
+func streamIndex(s Stream) int {
+	if s == Stderr {
+		return 1
+	}
+	return 0
+}
+
 func (s segment) stream() Stream {
 	if s.stderr {
 		return Stderr
@@ -109,6 +117,7 @@ type Ring struct {
 	nsegs    int
 	maxSegs  int
 	pending  map[Stream]*heldRune
+	written  [2]int64 // bytes appended per stream (streamIndex)
 }
 
 // heldRune is the start of a character cut by a Write.
@@ -188,6 +197,7 @@ func (r *Ring) append(stream Stream, data []byte) {
 	if len(data) == 0 {
 		return
 	}
+	r.written[streamIndex(stream)] += int64(len(data))
 	if r.nsegs == 0 || r.seg(r.nsegs-1).stream() != stream {
 		if r.nsegs >= r.maxSegs {
 			// Too many stream switches: drop the oldest run early.

@@ -51,8 +51,11 @@ func (s *Supervisor) Send(ctx context.Context, sessionID, ref string, event json
 		p.mu.Unlock()
 		return SendResult{}, fmt.Errorf("sending to process %s (%s): %w (it is %s)", p.id, p.tool, ErrNotRunning, state)
 	}
-	l := &listener{ch: make(chan launcher.Event, 256)}
-	p.addListener(l) // before the write: an instant answer is not missed
+	// Where stdout stands now: what the service wrote up to here is no
+	// answer (stdout_pipe.go). Taken before the listener is added, which
+	// is before the write, so an instant answer is not missed.
+	l := &listener{ch: make(chan launcher.Event, 256), in: in, after: in.stdoutPos()}
+	p.addListener(l)
 	p.mu.Unlock()
 	defer p.removeListener(l)
 	if err := in.writeStdin(line, s.cfg.Timing.StdinWrite); err != nil {
@@ -87,7 +90,7 @@ wait:
 		case e := <-l.ch:
 			add(e)
 			quiet.Reset(tm.SendQuiet)
-		case <-in.sp.Done():
+		case <-in.delivered():
 			break wait
 		case <-quiet.C:
 			break wait
@@ -135,6 +138,15 @@ func frameEvent(framing string, v EventValidator, event json.RawMessage) ([]byte
 	return buf.Bytes(), nil
 }
 
+// stdoutPos is how many bytes the run has written to stdout so far (0
+// without an owned stdout pipe: every event then counts).
+func (in *instance) stdoutPos() int64 {
+	if in.out == nil {
+		return 0
+	}
+	return in.out.produced()
+}
+
 // writeStdin writes one framed event, bounded by timeout.
 func (in *instance) writeStdin(line []byte, timeout time.Duration) error {
 	in.stdinMu.Lock()
@@ -162,10 +174,10 @@ func (in *instance) writeStdin(line []byte, timeout time.Duration) error {
 	return fmt.Errorf("writing to its stdin: %w", err)
 }
 
-// wantEvent says whether the next output event is needed: the digest has
-// room for it, or a Send waits for events.
+// wantEvent says whether the next output event is needed: a stream keeps
+// its last events, the digest has room for it, or a Send waits for events.
 func (p *proc) wantEvent() bool {
-	return p.nlisten.Load() > 0 || (p.dig != nil && p.dig.wants())
+	return p.evs != nil || p.nlisten.Load() > 0 || (p.dig != nil && p.dig.wants())
 }
 
 // skipEvent counts an event nobody needed into the digest.
@@ -175,13 +187,20 @@ func (p *proc) skipEvent() {
 	}
 }
 
-// onEvent receives a service's output events (from the stdout copier).
-func (p *proc) onEvent(e launcher.Event) {
+// onEvent receives the output events of run in (from its stdout copier);
+// end is the stdout position where e ends (framer.end).
+func (p *proc) onEvent(e launcher.Event, in *instance, end int64) {
+	if p.evs != nil {
+		p.evs.add(e)
+	}
 	if p.dig != nil {
 		p.dig.add(e)
 	}
 	p.lmu.Lock()
 	for l := range p.listeners {
+		if l.in != in || end <= l.after {
+			continue // another run's, or written before the send
+		}
 		select {
 		case l.ch <- e:
 		default:

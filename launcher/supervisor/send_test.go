@@ -145,8 +145,8 @@ func TestCancelBySendingAnEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != StateStopped || st.ExitCode == nil || *st.ExitCode != 0 || !strings.Contains(st.Tail.Text(), "bye") {
-		t.Errorf("after a send cancel: %+v exit %v tail %q", st.Handle, st.ExitCode, st.Tail.Text())
+	if st.Status != StateStopped || st.ExitCode == nil || *st.ExitCode != 0 || !strings.Contains(st.Stdout.Text, "bye") {
+		t.Errorf("after a send cancel: %+v exit %v tail %q", st.Handle, st.ExitCode, st.Stdout.Text)
 	}
 }
 

@@ -64,7 +64,7 @@ func TestStatusJSONShape(t *testing.T) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"process", "tool", "status", "since", "session", "kind", "name", "done", "exit_code", "reason", "pid", "started", "ended", "output", "tail"} {
+	for _, k := range []string{"process", "tool", "status", "since", "runtime", "session", "kind", "name", "done", "exit_code", "reason", "pid", "started", "ended", "output", "stdout", "stderr"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("key %q missing from %s", k, data)
 		}
@@ -72,9 +72,11 @@ func TestStatusJSONShape(t *testing.T) {
 	if m["status"] != "failed" || m["exit_code"] != float64(2) || m["tool"] != "process" {
 		t.Errorf("values in %s", data)
 	}
-	tail := m["tail"].(map[string]any)
-	if chunks := tail["chunks"].([]any); len(chunks) != 1 || chunks[0].(map[string]any)["stream"] != "stdout" {
-		t.Errorf("tail = %v", tail)
+	if out := m["stdout"].(map[string]any); out["text"] != "hi\n" || out["written"] != float64(3) {
+		t.Errorf("stdout = %v", out)
+	}
+	if errs := m["stderr"].(map[string]any); errs["text"] != "" || errs["written"] != float64(0) {
+		t.Errorf("stderr = %v", errs)
 	}
 }
 
@@ -93,7 +95,7 @@ func TestStartReadyOnExit(t *testing.T) {
 		t.Fatalf("Start of a failing exit-ready tool: %v", err)
 	}
 	st := mustStatus(t, s, "sess", se.Process)
-	if st.Status != StateFailed || st.Tail == nil || !strings.Contains(st.Tail.Text(), "broken") {
+	if st.Status != StateFailed || st.Stderr == nil || !strings.Contains(st.Stderr.Text, "broken") {
 		t.Errorf("its record = %+v", st)
 	}
 }
@@ -207,8 +209,8 @@ func TestStopSendsTheDeclaredCancelThenKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != StateStopped || st.ExitCode == nil || *st.ExitCode != 0 || !strings.Contains(st.Tail.Text(), "bye") {
-		t.Errorf("SIGINT cancel: %+v exit %v tail %q", st.Handle, st.ExitCode, st.Tail.Text())
+	if st.Status != StateStopped || st.ExitCode == nil || *st.ExitCode != 0 || !strings.Contains(st.Stdout.Text, "bye") {
+		t.Errorf("SIGINT cancel: %+v exit %v tail %q", st.Handle, st.ExitCode, st.Stdout.Text)
 	}
 }
 
@@ -294,10 +296,8 @@ func TestRestartWithBackoffAndLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.Wait(ctxT(t), "sess", h.Process)
-	if err != nil {
-		t.Fatal(err)
-	}
+	awaitExitMail(t, s, "sess", h.Process) // not Wait: it would take the completion inline
+	st := mustStatus(t, s, "sess", h.Process)
 	if st.Status != StateFailed || st.Restarts != 3 || !strings.Contains(st.Reason, "restart limit of 3") {
 		t.Errorf("final = %+v restarts %d reason %q", st.Handle, st.Restarts, st.Reason)
 	}

@@ -6,11 +6,19 @@ import (
 	"github.com/toolbox-dev/toolbox/launcher"
 )
 
-// status is the process's Status; tail adds the end of its output.
+// status is the process's Status; tail adds the ends of its output.
 func (p *proc) status(tail bool) Status {
 	p.mu.Lock()
+	st := p.statusLocked()
+	p.mu.Unlock()
+	p.addOutput(&st, tail)
+	return st
+}
+
+// statusLocked is the Status without its output. p.mu is held.
+func (p *proc) statusLocked() Status {
 	st := Status{
-		Handle:     Handle{Process: p.id, Tool: p.tool, Status: p.state, Since: p.since},
+		Handle:     Handle{Process: p.id, Tool: p.tool, Status: p.state, Since: p.since, Runtime: p.runtime},
 		Session:    p.session,
 		Kind:       p.kind,
 		Capability: p.capability,
@@ -32,22 +40,33 @@ func (p *proc) status(tail bool) Status {
 		e := p.ended
 		st.Ended = &e
 	}
-	p.mu.Unlock()
-	if p.ring != nil {
-		st.Output.Earliest, st.Output.Head = p.ring.Bounds()
-		if tail {
-			pg := p.ring.Tail(TailBytes)
-			st.Tail = &pg
-		}
-	}
 	return st
+}
+
+// addOutput adds the ring's bounds and, with tail, the ends of the output.
+func (p *proc) addOutput(st *Status, tail bool) {
+	if p.ring == nil {
+		return
+	}
+	st.Output.Earliest, st.Output.Head = p.ring.Bounds()
+	if !tail {
+		return
+	}
+	if p.evs != nil {
+		st.Events, st.EventCount = p.evs.last(TailBytes)
+	} else {
+		out := p.ring.StreamTail(Stdout, TailBytes)
+		st.Stdout = &out
+	}
+	errs := p.ring.StreamTail(Stderr, TailBytes)
+	st.Stderr = &errs
 }
 
 // handle is the process's Handle now.
 func (p *proc) handle() Handle {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return Handle{Process: p.id, Tool: p.tool, Status: p.state, Since: p.since}
+	return Handle{Process: p.id, Tool: p.tool, Status: p.state, Since: p.since, Runtime: p.runtime}
 }
 
 // noOutput is the page of a process whose output is not in memory.
@@ -75,7 +94,14 @@ func (p *proc) exitMail() Mail {
 		c := *p.exitCode
 		code = &c
 	}
-	return p.baseMail(MailExit, p.state, code, p.reason, p.restarts)
+	m := p.baseMail(MailExit, p.state, code, p.reason, p.restarts)
+	if p.evs != nil {
+		// A stream's completion carries its last events, as its result would.
+		var n int
+		m.Events, n = p.evs.last(0)
+		m.Elided = n - len(m.Events)
+	}
+	return m
 }
 
 // mailEvents is the digester's delivery.
@@ -110,7 +136,7 @@ func (p *proc) record() Record {
 		Name: p.name, Label: p.label, Command: p.command,
 		PID: p.pid, PGID: p.pid, State: p.state, Since: p.since, Restarts: p.restarts,
 		ExitCode: p.exitCode, Reason: p.reason, Started: p.started, Logs: p.logPaths,
-		Owner: p.s.owner,
+		Runtime: p.runtime, Owner: p.s.owner,
 	}
 	if !p.ended.IsZero() {
 		e := p.ended

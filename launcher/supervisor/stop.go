@@ -8,9 +8,10 @@ import (
 )
 
 // Stop stops the process (DESIGN.md §5): the declared cancel (SIGTERM by
-// default, SIGINT, or the {"send": EVENT} event written to stdin) goes to
-// its process group, then SIGKILL after runtime.timeout.stop (background
-// commands: Timing.StopGrace); force sends SIGKILL at once (also to a
+// default, SIGINT, or the {"send": EVENT} event written to stdin; for a
+// background command SIGINT, CommandCancel) goes to its process group,
+// then SIGKILL after runtime.timeout.stop (background commands:
+// Timing.StopGrace); force sends SIGKILL at once (also to a
 // process already stopping). It waits for the process to end and returns
 // its final status with the tail of its output. Stop is idempotent: a
 // finished process returns its final state. When ctx ends first it
@@ -89,6 +90,12 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	if err := stopAll(ctx, ps); err != nil {
 		return fmt.Errorf("closing the supervisor: %w", err)
 	}
+	s.mu.Lock()
+	if s.slots != nil && s.live == 0 {
+		s.slots.close() // every slot is free: drop the files
+		s.slots = nil
+	}
+	s.mu.Unlock()
 	return nil
 }
 

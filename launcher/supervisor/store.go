@@ -37,6 +37,7 @@ type Record struct {
 	Started    time.Time  `json:"started"`
 	Ended      *time.Time `json:"ended,omitempty"`
 	Logs       *LogFiles  `json:"logs,omitempty"`
+	Runtime    *Runtime   `json:"runtime,omitempty"`
 	// Owner is the supervisor that runs (or ran) the process.
 	Owner Owner `json:"supervisor"`
 }

@@ -179,16 +179,17 @@ func TestLiveSupervisorsRecordsAreLeftAlone(t *testing.T) {
 
 // kill -9 of a real supervisor process with a command running: a new
 // supervisor marks it lost and leaves it running.
-func TestKilledSupervisorsProcessesAreLost(t *testing.T) {
-	f := newFixture(t)
-	state := t.TempDir()
+// startChildSupervisor runs childSupervisor on state with f's lock and
+// returns it with its command's id and pid (killed at the test's end).
+func startChildSupervisor(t *testing.T, f *fixture, state string) (child *exec.Cmd, id string, pid int) {
+	t.Helper()
 	lockJSON := filepath.Join(t.TempDir(), "lock.json")
 	data, err := json.Marshal(f.Lock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	locktest.WriteFile(t, lockJSON, string(data), 0o600)
-	child := exec.Command(os.Args[0], childSupervisorArg, state, lockJSON, f.LockPath)
+	child = exec.Command(os.Args[0], childSupervisorArg, state, lockJSON, f.LockPath)
 	child.Stderr = os.Stderr
 	out, err := child.StdoutPipe()
 	if err != nil {
@@ -197,13 +198,18 @@ func TestKilledSupervisorsProcessesAreLost(t *testing.T) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var id string
-	var pid int
 	if _, err := fmt.Fscan(bufio.NewReader(out), &id, &pid); err != nil {
 		_ = child.Process.Kill()
 		t.Fatalf("reading the child's answer: %v", err)
 	}
 	t.Cleanup(func() { killGroup(pid) })
+	return child, id, pid
+}
+
+func TestKilledSupervisorsProcessesAreLost(t *testing.T) {
+	f := newFixture(t)
+	state := t.TempDir()
+	child, id, pid := startChildSupervisor(t, f, state)
 	_ = child.Process.Signal(syscall.SIGKILL)
 	_ = child.Wait()
 

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -41,7 +42,8 @@ const (
 	DefaultWait = 3 * time.Second
 	// MaxWait caps every inline wait (RunCommand, Status).
 	MaxWait = 30 * time.Second
-	// TailBytes is the size of Status.Tail.
+	// TailBytes bounds Status.Stdout and Status.Stderr (each) and the
+	// events of Status.Events.
 	TailBytes = 4 << 10
 	// MaxInbox is the most mails one Inbox call returns.
 	MaxInbox = 100
@@ -54,6 +56,13 @@ type Config struct {
 	// created (mode 0700) when missing. "" keeps nothing on disk: no
 	// records, no logs, no lost detection.
 	StateDir string
+	// SlotsDir holds the host-wide count of live processes (slots.go),
+	// shared by every supervisor that names the same directory; "" means
+	// DefaultSlotsDir(StateDir), and without a state dir only this
+	// supervisor's own processes are counted. `toolbox mcp` keeps its
+	// records in <state dir>/mcp and passes <state dir>/slots, the
+	// daemon's, so both count against one limit.
+	SlotsDir string
 	// Lock and LockPath are the lock Start runs tools from (SetLock
 	// replaces them). Lock nil refuses every Start, and RunCommand too
 	// (builtin "process" must be declared in the lock).
@@ -120,7 +129,8 @@ type Timing struct {
 	SendQuiet time.Duration
 	SendMax   time.Duration
 	// RoundGap ends a digest "round" (a quiet gap); RoundMax cuts a round
-	// that never pauses.
+	// that never pauses, and bounds how long a partial "events" n group
+	// waits (it is mailed RoundMax after its first event).
 	RoundGap time.Duration
 	RoundMax time.Duration
 	// RestartBackoff is the first restart's delay, doubled at each
@@ -176,6 +186,7 @@ type Supervisor struct {
 	cfg   Config
 	owner Owner
 	shell string
+	self  identity // the supervisor's user (Runtime)
 
 	mu       sync.Mutex
 	lock     *manifest.Lock
@@ -183,6 +194,7 @@ type Supervisor struct {
 	procs    map[string]*proc
 	sessions map[string]*session
 	live     int
+	slots    *hostSlots // nil: no slots directory
 	closed   bool
 }
 
@@ -210,6 +222,7 @@ func New(cfg Config) (*Supervisor, error) {
 		procs:    map[string]*proc{},
 		sessions: map[string]*session{},
 		shell:    cfg.Shell,
+		self:     selfIdentity(),
 	}
 	if s.shell == "" {
 		s.shell = "/bin/sh"
@@ -230,6 +243,13 @@ func New(cfg Config) (*Supervisor, error) {
 			}
 		}
 		s.recover()
+	}
+	if dir := cmp.Or(cfg.SlotsDir, DefaultSlotsDir(cfg.StateDir)); dir != "" {
+		slots, err := openHostSlots(dir, cfg.Limits.LivePerHost)
+		if err != nil {
+			return nil, err
+		}
+		s.slots = slots
 	}
 	return s, nil
 }
@@ -324,8 +344,9 @@ func (s *Supervisor) reserve(sessionID string, r reservation) (*proc, error) {
 	if sess.live >= s.cfg.Limits.LivePerSession {
 		return nil, &LimitError{Limit: "live processes per session", Max: s.cfg.Limits.LivePerSession}
 	}
+	hostFull := &LimitError{Limit: "live processes per host", Max: s.cfg.Limits.LivePerHost}
 	if s.live >= s.cfg.Limits.LivePerHost {
-		return nil, &LimitError{Limit: "live processes per host", Max: s.cfg.Limits.LivePerHost}
+		return nil, hostFull
 	}
 	if r.name != "" {
 		for _, q := range sess.procs {
@@ -334,8 +355,16 @@ func (s *Supervisor) reserve(sessionID string, r reservation) (*proc, error) {
 			}
 		}
 	}
+	slot := -1
+	if s.slots != nil {
+		// Shared with the other supervisors of the slots directory.
+		if slot = s.slots.acquire(); slot < 0 {
+			return nil, hostFull
+		}
+	}
 	id := s.newID()
 	p := newProc(s, id, sessionID, r)
+	p.slot = slot
 	p.mail = sess.mail
 	s.procs[id] = p
 	sess.procs = append(sess.procs, p)
@@ -354,6 +383,7 @@ func (s *Supervisor) release(p *proc) {
 		sess.live--
 	}
 	s.live--
+	s.releaseSlot(p)
 	p.drop()
 	if p.logs != nil {
 		p.logs.close()
@@ -369,10 +399,19 @@ func (s *Supervisor) finished(p *proc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.live--
+	s.releaseSlot(p)
 	if sess := s.sessions[p.session]; sess != nil {
 		sess.live--
 		s.trim(sess)
 	}
+}
+
+// releaseSlot gives p's host slot back. s.mu is held.
+func (s *Supervisor) releaseSlot(p *proc) {
+	if s.slots != nil {
+		s.slots.release(p.slot)
+	}
+	p.slot = -1
 }
 
 // trim drops the oldest finished records beyond FinishedPerSession. s.mu

@@ -74,6 +74,9 @@ type Handle struct {
 	Status State `json:"status"`
 	// Since is when the process entered Status.
 	Since time.Time `json:"since"`
+	// Runtime is the runtime it was started with, resolved (user, envdir,
+	// mechanism, rundir); nil only for records written before it existed.
+	Runtime *Runtime `json:"runtime,omitempty"`
 }
 
 // Status is everything known about one process. Its JSON is the Handle's
@@ -109,8 +112,18 @@ type Status struct {
 	Output OutputRange `json:"output"`
 	// Logs are the full-output log files, when the supervisor keeps them.
 	Logs *LogFiles `json:"logs,omitempty"`
-	// Tail is the end of the output (Status, RunCommand; not List).
-	Tail *Page `json:"tail,omitempty"`
+	// Stdout and Stderr are the ends of the two streams, each the last
+	// TailBytes at most, labelled (Status, Wait, Stop, RunCommand; not
+	// List, nor a record of a dead supervisor, whose output is not in
+	// memory). A stream tool's stdout is its events: Stdout is then nil and
+	// Events holds the newest events instead.
+	Stdout *StreamTail `json:"stdout,omitempty"`
+	Stderr *StreamTail `json:"stderr,omitempty"`
+	// Events (stream tools) are the newest output events, oldest first,
+	// within TailBytes of events (at least the newest one); EventCount
+	// counts every event it emitted.
+	Events     []launcher.Event `json:"events,omitempty"`
+	EventCount int              `json:"event_count,omitempty"`
 }
 
 // OutputRange is the part of the output the ring still holds.
@@ -156,9 +169,9 @@ type Command struct {
 	Env map[string]string
 	// CallerEnv is the caller's environment; nil means Config.CallerEnv.
 	CallerEnv []string
-	// Timeout stops the command (SIGTERM to its group, then SIGKILL after
-	// Config.Timing.StopGrace) once it has run this long; the state is then
-	// timed_out. 0 means none.
+	// Timeout stops the command (CommandCancel, SIGINT, to its group, then
+	// SIGKILL after Config.Timing.StopGrace) once it has run this long; the
+	// state is then timed_out. 0 means none.
 	Timeout time.Duration
 	// Wait is the inline wait: RunCommand returns as soon as the command
 	// finishes or Wait passes. 0 means DefaultWait; a negative value means

@@ -81,7 +81,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 
 	st, err := c.Status(ctx, "s1", h.Process, 0)
-	if err != nil || st.Status != supervisor.StateRunning || st.Tail == nil {
+	if err != nil || st.Status != supervisor.StateRunning || st.Stdout == nil || st.Stderr == nil {
 		t.Errorf("status = %+v, %v", st, err)
 	}
 	st, err = c.Stop(ctx, "s1", h.Process, false)
@@ -186,7 +186,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		t.Fatalf("start of a service that never becomes ready: %v", err)
 	}
 	st, err := c.Status(ctx, "s", we.Process, 0)
-	if err != nil || st.Status != supervisor.StateFailed || st.Tail == nil || !strings.Contains(st.Tail.Text(), "booting") {
+	if err != nil || st.Status != supervisor.StateFailed || st.Stdout == nil || !strings.Contains(st.Stdout.Text, "booting") {
 		t.Errorf("its status = %+v, %v", st, err)
 	}
 }

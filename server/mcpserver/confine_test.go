@@ -56,19 +56,30 @@ func TestProcessRunIsConfined(t *testing.T) {
 		}
 		return st
 	}
-	if st := run("echo ok > made; pwd"); st.Status != supervisor.StateExited || st.Tail.Text() != rw+"\n" {
-		t.Errorf("in its grant: %+v %q", st.Status, st.Tail.Text())
+	if st := run("echo ok > made; pwd"); st.Status != supervisor.StateExited || tailText(st) != rw+"\n" {
+		t.Errorf("in its grant: %+v %q", st.Status, tailText(st))
 	}
 	if b, err := os.ReadFile(filepath.Join(rw, "made")); err != nil || string(b) != "ok\n" {
 		t.Errorf("the file written in the grant: %q, %v", b, err)
 	}
-	if st := run("cat /etc/shadow"); st.Status != supervisor.StateFailed || strings.Contains(st.Tail.Text(), "root:") {
-		t.Errorf("reading /etc/shadow: %s %q", st.Status, st.Tail.Text())
+	if st := run("cat /etc/shadow"); st.Status != supervisor.StateFailed || strings.Contains(tailText(st), "root:") {
+		t.Errorf("reading /etc/shadow: %s %q", st.Status, tailText(st))
 	}
 	if st := run("echo pwned > " + outside + "/f"); st.Status != supervisor.StateFailed {
-		t.Errorf("writing outside its grant: %s %q", st.Status, st.Tail.Text())
+		t.Errorf("writing outside its grant: %s %q", st.Status, tailText(st))
 	}
 	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
 		t.Error("the command wrote outside its grant")
 	}
+}
+
+// tailText is the command's stdout tail then its stderr tail.
+func tailText(st supervisor.Status) string {
+	var s string
+	for _, t := range []*supervisor.StreamTail{st.Stdout, st.Stderr} {
+		if t != nil {
+			s += t.Text
+		}
+	}
+	return s
 }

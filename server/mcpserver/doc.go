@@ -16,9 +16,11 @@
 //     Names are mcpnames.MCPName of the lock's ("kv.get" → "kv_get"); input
 //     schemas are the describe documents' (protocol.InputSchema),
 //     registered as they are, never derived from Go types;
-//   - "<name>_send" per service entry that declares process.input: args
-//     {process, event}, event typed with the declared input.event schema
-//     verbatim (a lines input without a schema takes a string);
+//   - "<name>_send" per service entry that declares process.input, unless
+//     the operator left it out (send = false on the tool block, locked as
+//     omit_send): args {process, event}, event typed with the declared
+//     input.event schema verbatim (a lines input without a schema takes a
+//     string; catalog.SendSchema);
 //   - "processes" (action list | status | output | tail | stop) and
 //     "inbox" (cursor, max), when the lock has a service or declares
 //     builtin "process";

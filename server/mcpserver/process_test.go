@@ -242,7 +242,7 @@ func TestBackgroundCommands(t *testing.T) {
 	res := e.call("process_run", map[string]any{"command": "echo hi; echo $GREETING", "env": map[string]any{"GREETING": "hello"}})
 	wantOK(t, res)
 	decode(t, res, &st)
-	if st.Status != supervisor.StateExited || st.Tail == nil || st.Tail.Text() != "hi\nhello\n" {
+	if st.Status != supervisor.StateExited || st.Stdout == nil || st.Stdout.Text != "hi\nhello\n" {
 		t.Errorf("quick command = %+v", st)
 	}
 

@@ -17,7 +17,7 @@ import (
 // the schemas say additionalProperties false.
 
 const processesDescription = `Manage the processes this session started (services, background commands): list them, read one's status or output, or stop it. ` +
-	`action "list": every process; "status": one process (wait_seconds waits up to 30 s for it to finish); ` +
+	`action "list": every process; "status": one process, with the last 4 KiB of its stdout and of its stderr (a stream: its last events), after waiting up to wait_seconds for it to finish (capped at 30; a completion seen so is not mailed again); ` +
 	`"output": a page of its output from cursor (absolute byte positions; pass the page's "next" to continue); ` +
 	`"tail": the last max bytes; "stop": stop it (its declared cancel, then SIGKILL; force kills at once) and return its final state.`
 
@@ -28,7 +28,7 @@ var processesSchema = json.RawMessage(`{
     "process": {"type": "string", "description": "the process id (or a background command's name); required except for list"},
     "cursor": {"type": "integer", "minimum": 0, "description": "output: the byte position to read from (0 = the start)"},
     "max": {"type": "integer", "minimum": 1, "maximum": 65536, "description": "output and tail: at most this many bytes (default and maximum 65536)"},
-    "wait_seconds": {"type": "number", "minimum": 0, "maximum": 30, "description": "status: wait up to this long for the process to finish"},
+    "wait_seconds": {"type": "number", "minimum": 0, "description": "status: wait up to this long for the process to finish (values above 30 are capped at 30)"},
     "force": {"type": "boolean", "description": "stop: kill at once (SIGKILL) instead of the declared cancel"}
   },
   "required": ["action"],
@@ -48,7 +48,7 @@ var inboxSchema = json.RawMessage(`{
 }`)
 
 const commandRunDescription = `Run a shell command in the background. ` +
-	`It waits inline up to wait_seconds (default 3, at most 30; 0 returns at once): when the command finishes in time the answer is its final status with the tail of its output, else it keeps running and its completion arrives in the inbox.`
+	`It waits inline up to wait_seconds (default 3; values above 30 are capped at 30; 0 returns at once): when the command finishes in time the answer is its final status with the last 4 KiB of its stdout and of its stderr, and nothing more arrives in the inbox; else it keeps running and its completion arrives in the inbox.`
 
 // commandConfinement tells the model where its background commands run:
 // the sandbox of the lock's builtin "process" (paths resolved against the
@@ -94,25 +94,25 @@ var commandRunSchema = json.RawMessage(`{
     "cwd": {"type": "string", "description": "working directory (default: the server's)"},
     "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "variables added to the environment"},
     "timeout_seconds": {"type": "number", "minimum": 0, "description": "stop it after this long (default: no timeout)"},
-    "wait_seconds": {"type": "number", "minimum": 0, "maximum": 30, "description": "inline wait (default 3, at most 30; 0 returns at once)"}
+    "wait_seconds": {"type": "number", "minimum": 0, "description": "inline wait (default 3; values above 30 are capped at 30; 0 returns at once)"}
   },
   "required": ["command"],
   "additionalProperties": false
 }`)
 
-const commandStatusDescription = `Status of a background command (or any process of this session): state, exit code and the tail of its output. wait_seconds (at most 30) waits for it to finish first.`
+const commandStatusDescription = `Status of a background command (or any process of this session): state, exit code, and the last 4 KiB of its stdout and of its stderr. wait_seconds (capped at 30) waits for it to finish first; a completion seen so is not mailed again.`
 
 var commandStatusSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
     "process": {"type": "string", "description": "the id process_run returned, or the command's name"},
-    "wait_seconds": {"type": "number", "minimum": 0, "maximum": 30, "description": "wait up to this long for it to finish"}
+    "wait_seconds": {"type": "number", "minimum": 0, "description": "wait up to this long for it to finish (values above 30 are capped at 30)"}
   },
   "required": ["process"],
   "additionalProperties": false
 }`)
 
-const commandKillDescription = `Stop a background command (or any process of this session): SIGTERM to its process group, then SIGKILL after a grace period; force kills at once. Returns its final state.`
+const commandKillDescription = `Stop a background command (or any process of this session): SIGINT to a command's process group (a service gets its declared cancel), then SIGKILL after a grace period; force kills at once. Returns its final state.`
 
 var commandKillSchema = json.RawMessage(`{
   "type": "object",
@@ -123,38 +123,6 @@ var commandKillSchema = json.RawMessage(`{
   "required": ["process"],
   "additionalProperties": false
 }`)
-
-// sendSchema is the send companion's input schema: the process handle and
-// the event, typed with the declared input.event verbatim (a lines input
-// without a schema takes a string; a jsonl one any JSON value). A declared
-// schema that is not JSON (never so in a lock read from disk) is replaced
-// by "any JSON value": the supervisor still checks events against it.
-func sendSchema(in *protocol.Input) map[string]any {
-	var event any = map[string]any{}
-	if in.Framing == protocol.FramingLines {
-		event = map[string]any{"type": "string", "description": "one line of text"}
-	}
-	if len(strings.TrimSpace(string(in.Event))) > 0 {
-		if v, err := protocol.DecodeJSON(in.Event); err == nil {
-			event = v
-		}
-	}
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"process": map[string]any{"type": "string", "description": "the handle the start returned"},
-			"event":   event,
-		},
-		"required":             []string{"process", "event"},
-		"additionalProperties": false,
-	}
-}
-
-// sendDescription describes a send companion.
-func sendDescription(service string) string {
-	return fmt.Sprintf("Send one event to a running %q process (started by calling %s) and return what it answered within a short window, or \"accepted\". "+
-		"The event must match the service's declared input schema.", service, mcpnames.MCPName(service))
-}
 
 // entryDescription is a catalog entry's description, with what a model
 // needs to know about its mode.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbox-dev/toolbox/catalog"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
@@ -193,7 +194,7 @@ func (s *Server) register() {
 			t.InputSchema = sp.Entry.InputSchema
 			h = s.entryHandler(sp.Entry, sends[sp.Entry.Name])
 		case mcpnames.KindSend:
-			t.Description, t.InputSchema = sendDescription(sp.Entry.Name), sendSchema(sp.Input)
+			t.Description, t.InputSchema = catalog.SendDescription(sp.Entry.Name), catalog.SendSchema(sp.Input)
 			h = s.sendHandler(sp.Entry)
 		case mcpnames.KindProcesses:
 			t.Description, t.InputSchema = processesDescription, processesSchema

@@ -84,6 +84,8 @@ const toolboxFileHelp = `The toolbox file (HCL), by default ./toolbox.hcl:
     path         = "tools/read_file"  # relative to the toolbox file
     timeout      = "30s"              # default call timeout of toolbox run (else 2m)
     allow_run_as = false              # refuse the tool if it declares runtime.run_as
+    send         = false              # a service: leave its <name>_send out of what
+                                      # models see (list, schema, MCP)
   }
 
   plugin "walk" { path = "plugins/walk" }   # a hashicorp/go-plugin tool (plugins/sdk)

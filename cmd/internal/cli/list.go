@@ -26,7 +26,7 @@ func NewCmdList(g *Globals, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List what a model sees: capabilities and tools, from the lock",
+		Short: "List what a model sees: capabilities, tools and services' send companions, from the lock",
 		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -83,6 +83,9 @@ func listRun(opts *ListOptions) error {
 	fmt.Fprintln(w, "NAME\tKIND\tBACKEND\tMODE\tSTATUS\tDESCRIPTION")
 	for _, e := range entries {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ModelName, e.Kind, e.Backend, e.Mode, e.Status, summary(e.Description))
+		if e.Send != nil {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Send.ModelName, "send", e.Backend, e.Mode, e.Status, summary(e.Send.Description))
+		}
 	}
 	return w.Flush()
 }
@@ -96,7 +99,7 @@ func NewCmdSchema(g *Globals, runF func(*SchemaOptions) error) *cobra.Command {
 	opts := &SchemaOptions{Globals: g}
 	return &cobra.Command{
 		Use:   "schema",
-		Short: "Print the tool definitions a model is given (name, description, input schema) as JSON",
+		Short: "Print the tool definitions a model is given (name, description, input schema; services' send companions included) as JSON",
 		Args:  NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -122,6 +125,9 @@ func schemaRun(opts *SchemaOptions) error {
 	out := make([]modelTool, 0, len(entries))
 	for _, e := range entries {
 		out = append(out, modelTool{Name: e.ModelName, Description: e.Description, InputSchema: e.InputSchema})
+		if e.Send != nil {
+			out = append(out, modelTool{Name: e.Send.ModelName, Description: e.Send.Description, InputSchema: e.Send.InputSchema})
+		}
 	}
 	return WriteJSON(opts.IO.Out, out)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,9 +28,11 @@ by absolute byte cursors: read it page by page with output --cursor, where
 each answer says the next cursor.
 
 Every subcommand takes --json, which prints the daemon's answer: a status
-object (process, tool, status, since, session, kind, name, label, command,
-done, restarts, exit_code, reason, pid, started, ended, output {earliest,
-head}, logs, tail), a list of them, or a page (cursor, next, earliest, head,
+object (process, tool, status, since, runtime {mechanism, user, uid, gid,
+envdir, rundir}, session, kind, name, label, command, done, restarts,
+exit_code, reason, pid, started, ended, output {earliest, head}, logs, stdout
+and stderr {text, written, truncated}, events and event_count for a stream),
+a list of them, or a page (cursor, next, earliest, head,
 resumed, note, chunks [{stream, cursor, text}]). Errors under --json are
 {"error": {"code", "message", "process"}} on stdout, exit 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -121,12 +124,15 @@ func NewCmdProcessesStatus(g *Globals, runF func(*ProcessStatusOptions) error) *
 		Use:   "status PROCESS",
 		Short: "Show a process's status and the end of its output",
 		Long: `status prints everything known about a process and the last 4 KiB of its
-output. --wait D first waits until it finishes or D passes (at most 30s), so
-polling a command takes one call; it is no error when it is still running.`,
+output, and the last 4 KiB of its stderr, each labelled (a stream tool shows its
+last events instead of its stdout). --wait D first waits until it finishes or D
+passes (a longer D is capped at 30s), so polling a command takes one call; it
+is no error when it is still running. A process that finishes during the wait
+is reported here only: its completion is not also mailed to the inbox.`,
 		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Process = args[0]
-			if err := checkWait("--wait", opts.Wait); err != nil {
+			if err := capWait("--wait", &opts.Wait, opts.IO.Err); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -135,15 +141,21 @@ polling a command takes one call; it is no error when it is still running.`,
 			return processStatusRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "wait up to this long (at most 30s) for the process to finish, e.g. 10s")
+	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "wait up to this long for the process to finish, e.g. 10s (capped at 30s)")
 	addDaemonFlags(cmd, &opts.DaemonOptions)
 	return cmd
 }
 
-// checkWait refuses a negative inline wait or one over supervisor.MaxWait.
-func checkWait(flag string, d time.Duration) error {
-	if d < 0 || d > supervisor.MaxWait {
-		return &UsageError{Err: fmt.Errorf("%s %s: want 0 to %s (toolbox processes wait has no limit)", flag, d, supervisor.MaxWait)}
+// capWait refuses a negative inline wait and caps one over
+// supervisor.MaxWait at MaxWait, as the seeds do ("capped at 30"), saying
+// so on errw.
+func capWait(flag string, d *time.Duration, errw io.Writer) error {
+	switch {
+	case *d < 0:
+		return &UsageError{Err: fmt.Errorf("%s %s: want 0 or more (at most %s is waited)", flag, *d, supervisor.MaxWait)}
+	case *d > supervisor.MaxWait:
+		fmt.Fprintf(errw, "toolbox: %s %s is capped at %s (toolbox processes wait has no limit)\n", flag, *d, supervisor.MaxWait)
+		*d = supervisor.MaxWait
 	}
 	return nil
 }
@@ -176,8 +188,9 @@ func NewCmdProcessesStop(g *Globals, runF func(*ProcessStopOptions) error) *cobr
 		Use:   "stop PROCESS",
 		Short: "Stop a process (its declared cancel, then SIGKILL) and print how it ended",
 		Long: `stop sends the process's declared cancel (SIGTERM by default, SIGINT, or an
-event on its stdin) to its process group, then SIGKILL after its timeout.stop,
-waits for it to end, and prints its final state. --force sends SIGKILL at once.
+event on its stdin; SIGINT for a background command) to its process group, then
+SIGKILL after its timeout.stop (a background command: after 5s), waits for it
+to end, and prints its final state. --force sends SIGKILL at once.
 Stopping a process that already finished is no error: it prints how it ended.`,
 		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

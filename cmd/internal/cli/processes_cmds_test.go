@@ -75,7 +75,7 @@ func TestProcessesRequests(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{
-		{"processes", "status", "job", "--wait", "31s"},
+		{"processes", "status", "job", "--wait", "-1s"},
 		{"processes", "output", "job", "--cursor", "-1"},
 		{"processes", "tail", "job", "--bytes", "-1"},
 		{"processes", "wait", "job", "--timeout", "-1s"},
@@ -98,7 +98,9 @@ func TestProcessesRun(t *testing.T) {
 	fd := &fakeDaemon{results: map[string]any{wire.OpRunCommand: supervisor.Status{
 		Handle: supervisor.Handle{Process: "p0a1b2c", Tool: "process", Status: supervisor.StateRunning, Since: since},
 		Kind:   supervisor.KindCommand, Name: "build", Command: "make",
-		Tail: &supervisor.Page{Cursor: 10, Chunks: []supervisor.Chunk{{Stream: supervisor.Stdout, Cursor: 10, Text: "compiling\n"}}},
+		Output: supervisor.OutputRange{Earliest: 0, Head: 5020},
+		Stdout: &supervisor.StreamTail{Text: "compiling\n", Written: 5000, Truncated: true},
+		Stderr: &supervisor.StreamTail{Text: "warning: x\n", Written: 11},
 	}}}
 	g := &Globals{}
 	var got *ProcessRunOptions
@@ -114,7 +116,8 @@ func TestProcessesRun(t *testing.T) {
 	if code != 0 || out != "compiling\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	wantErr := "toolbox: the first 10 bytes of output are not shown: toolbox processes output p0a1b2c --cursor 0\n" +
+	wantErr := "warning: x\n" +
+		"toolbox: only the last 4096 bytes of each stream are shown: toolbox processes output p0a1b2c --cursor 0\n" +
 		"p0a1b2c (build) process \"make\": running\n" +
 		"toolbox: follow it with: toolbox processes status p0a1b2c --wait 30s (or output, wait, stop)\n"
 	if errOut != wantErr {
@@ -130,7 +133,7 @@ func TestProcessesRun(t *testing.T) {
 	}
 
 	for _, args := range [][]string{
-		{"run", "x", "--wait", "31s"},
+		{"run", "x", "--wait", "-1s"},
 		{"run", "x", "--env", "NOEQUALS"},
 		{"run", "x", "--timeout", "-1s"},
 		{"run"},

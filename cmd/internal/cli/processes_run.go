@@ -43,11 +43,13 @@ func NewCmdProcessesRun(g *Globals, runF func(*ProcessRunOptions) error) *cobra.
 		Short: "Run a shell command in the background of the daemon, waiting for it a little",
 		Long: `run starts a shell command (bash -c) in the daemon, in this directory (or
 --cwd) with this command's environment plus --env K=V, and waits for it up to
---wait (default 3s, at most 30s; 0 answers at once). It prints the end of its
-output on stdout and how it stands on stderr: its final state when it
-finished in time, else "running" and how to follow it (processes status
---wait, output, wait). Exit 0 either way; the state line gives the command's
-own exit code. With --json, its status object, output tail included.
+--wait (default 3s; a longer wait is capped at 30s; 0 answers at once). It
+prints the last 4 KiB of the command's stdout on stdout, the last 4 KiB of its
+stderr and how it stands on stderr: its final state when it finished in time
+(its completion is then not also mailed to the inbox), else "running" and how
+to follow it (processes status --wait, output, wait). Exit 0 either way; the
+state line gives the command's own exit code. With --json, its status object,
+stdout and stderr tails included.
 
 Background commands are off unless the toolbox file declares builtin
 "process": they run in its sandbox (its paths only, a filtered environment,
@@ -55,11 +57,12 @@ no network when it says net = "none"; --cwd must lie inside its paths), or,
 when it says unconfined = true, unsandboxed as the daemon's user, exactly as
 powerful as a shell. --name (a-z, 0-9 and '-', at most 63) lets other commands address
 it; a name is refused while its process runs and reusable once it finished.
---timeout stops it (SIGTERM, then SIGKILL) after that long.`,
+--timeout stops it after that long, as processes stop does: SIGINT to its
+process group, then SIGKILL after a grace.`,
 		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cmd = args[0]
-			if err := checkWait("--wait", opts.Wait); err != nil {
+			if err := capWait("--wait", &opts.Wait, opts.IO.Err); err != nil {
 				return err
 			}
 			if opts.Timeout < 0 {
@@ -77,7 +80,7 @@ it; a name is refused while its process runs and reusable once it finished.
 	f.StringVar(&opts.Cwd, "cwd", "", "the working directory (default: this one)")
 	f.StringArrayVar(&opts.Env, "env", nil, "K=V: add a variable to the environment (repeatable)")
 	f.DurationVar(&opts.Timeout, "timeout", 0, "stop the command after this long, e.g. 10m (default: no limit)")
-	f.DurationVar(&opts.Wait, "wait", supervisor.DefaultWait, "wait up to this long for it to finish (0 to 30s)")
+	f.DurationVar(&opts.Wait, "wait", supervisor.DefaultWait, "wait up to this long for it to finish (0 answers at once; capped at 30s)")
 	addDaemonFlags(cmd, &opts.DaemonOptions)
 	return cmd
 }
@@ -143,13 +146,20 @@ func processRunRun(ctx context.Context, opts *ProcessRunOptions) error {
 	if opts.JSON {
 		return WriteJSON(opts.IO.Out, st)
 	}
-	if st.Tail != nil {
-		if _, err := io.WriteString(opts.IO.Out, st.Tail.Text()); err != nil {
+	// The command's stdout tail goes to stdout, its stderr tail to stderr.
+	cut := false
+	if t := st.Stdout; t != nil {
+		if _, err := io.WriteString(opts.IO.Out, t.Text); err != nil {
 			return err
 		}
-		if st.Tail.Cursor > 0 {
-			fmt.Fprintf(opts.IO.Err, "toolbox: the first %d bytes of output are not shown: toolbox processes output %s --cursor 0\n", st.Tail.Cursor, st.Process)
-		}
+		cut = t.Truncated
+	}
+	if t := st.Stderr; t != nil {
+		io.WriteString(opts.IO.Err, t.Text)
+		cut = cut || t.Truncated
+	}
+	if cut {
+		fmt.Fprintf(opts.IO.Err, "toolbox: only the last %d bytes of each stream are shown: toolbox processes output %s --cursor %d\n", supervisor.TailBytes, st.Process, st.Output.Earliest)
 	}
 	fmt.Fprintln(opts.IO.Err, summaryLine(st))
 	if !st.Done {

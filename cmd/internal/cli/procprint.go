@@ -25,13 +25,18 @@ func printEvents(out, errw io.Writer, events []launcher.Event) {
 			fmt.Fprintf(errw, "toolbox: event %d is invalid: %s\n", i+1, e.Error)
 			continue
 		}
-		var b bytes.Buffer
-		if json.Compact(&b, e.Event) != nil {
-			b.Reset()
-			b.Write(e.Event)
-		}
-		fmt.Fprintln(out, b.String())
+		fmt.Fprintln(out, compactEvent(e.Event))
 	}
+}
+
+// compactEvent is an event's JSON on one line (as it is when it is not
+// JSON, which a valid event always is).
+func compactEvent(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 // ref is how a person names the process: its name when it has one.
@@ -160,6 +165,9 @@ func printStatus(out io.Writer, st supervisor.Status) {
 	line("capability", st.Capability)
 	line("command", st.Command)
 	line("status", fmt.Sprintf("%s since %s", st.Status, clock(st.Since)))
+	if st.Runtime != nil {
+		line("runtime", runtimeLine(st.Runtime))
+	}
 	if st.ExitCode != nil {
 		line("exit code", fmt.Sprint(*st.ExitCode))
 	}
@@ -179,13 +187,28 @@ func printStatus(out io.Writer, st supervisor.Status) {
 		line("logs", st.Logs.Stdout+" "+st.Logs.Stderr)
 	}
 	w.Flush()
-	if st.Tail != nil && len(st.Tail.Chunks) > 0 {
-		fmt.Fprintf(out, "--- output from byte %d ---\n", st.Tail.Cursor)
-		text := st.Tail.Text()
-		io.WriteString(out, text)
-		if !strings.HasSuffix(text, "\n") {
-			fmt.Fprintln(out)
-		}
+	if len(st.Events) > 0 {
+		fmt.Fprintf(out, "--- events (the last %d of %d) ---\n", len(st.Events), st.EventCount)
+		printMarkedEvents(out, "", st.Events)
+	}
+	printStreamTail(out, "stdout", st.Stdout)
+	printStreamTail(out, "stderr", st.Stderr)
+}
+
+// printStreamTail writes the end of one stream under a line naming it and
+// saying how much of it is shown; an empty stream prints nothing.
+func printStreamTail(out io.Writer, name string, t *supervisor.StreamTail) {
+	if t == nil || t.Written == 0 {
+		return
+	}
+	if t.Truncated {
+		fmt.Fprintf(out, "--- %s (the last %d of %d bytes) ---\n", name, len(t.Text), t.Written)
+	} else {
+		fmt.Fprintf(out, "--- %s (%s) ---\n", name, plural(int(t.Written), "byte"))
+	}
+	io.WriteString(out, t.Text)
+	if !strings.HasSuffix(t.Text, "\n") {
+		fmt.Fprintln(out)
 	}
 }
 
@@ -207,11 +230,19 @@ func printMail(out io.Writer, m supervisor.Mail) {
 		head += ": " + outcome(st)
 	}
 	fmt.Fprintln(out, head)
-	var ev bytes.Buffer
-	printEvents(&ev, io.Discard, m.Events)
-	for _, l := range strings.SplitAfter(ev.String(), "\n") {
-		if l != "" {
-			fmt.Fprint(out, "  ", l)
+	printMarkedEvents(out, "  ", m.Events)
+}
+
+// printMarkedEvents writes one line per event, each after indent, where
+// nothing else tells valid events from invalid ones (the inbox, a status):
+// a valid event as compact JSON, an invalid one as "[invalid: REASON] RAW"
+// (its raw line and why it is invalid, never passed off as an event).
+func printMarkedEvents(out io.Writer, indent string, events []launcher.Event) {
+	for _, e := range events {
+		if e.Invalid {
+			fmt.Fprintf(out, "%s[invalid: %s] %s\n", indent, oneLine(e.Error, 200), oneLine(e.Raw, 4096))
+			continue
 		}
+		fmt.Fprintf(out, "%s%s\n", indent, compactEvent(e.Event))
 	}
 }

@@ -150,7 +150,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			fmt.Fprintf(opts.IO.Err, "toolbox: %d events; the result keeps the last %d\n", res.Elided+len(res.Events), len(res.Events))
 		}
 		if res.TimedOut {
-			fmt.Fprintf(opts.IO.Err, "error: %s timed out after %s and was stopped\n", res.Tool, res.Elapsed.Round(time.Millisecond))
+			fmt.Fprintf(opts.IO.Err, "error: %s timed out after %s and was stopped%s\n", res.Tool, res.Elapsed.Round(time.Millisecond), reasonSuffix(res.Reason))
 		}
 	}
 	code := res.ExitCode
@@ -227,7 +227,7 @@ func envelopeOf(name string, res *launcher.Result, err error) envelope {
 	}
 	if res.TimedOut {
 		env.ExitCode = ExitTimeout
-		env.Error = &envelopeError{Message: fmt.Sprintf("timed out after %s", res.Elapsed.Round(time.Millisecond)), StderrTail: res.StderrTail}
+		env.Error = &envelopeError{Message: fmt.Sprintf("timed out after %s%s", res.Elapsed.Round(time.Millisecond), reasonSuffix(res.Reason)), StderrTail: res.StderrTail}
 	} else if res.ExitCode != 0 {
 		env.Error = &envelopeError{Message: fmt.Sprintf("%s exited with code %d", res.Tool, res.ExitCode), StderrTail: res.StderrTail}
 	}
@@ -235,4 +235,13 @@ func envelopeOf(name string, res *launcher.Result, err error) envelope {
 		env.Error = &envelopeError{Message: err.Error(), StderrTail: res.StderrTail}
 	}
 	return env
+}
+
+// reasonSuffix is ": " and why a run was stopped, or "" when it is only
+// its call timeout.
+func reasonSuffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
 }

@@ -34,8 +34,10 @@ func NewCmdStart(g *Globals, runF func(*StartOptions) error) *cobra.Command {
 		Long: `start asks the daemon (toolbox serve) to start a service or stream tool, or a
 capability's active backend, and returns once it is ready (its ready line,
 exit or at once, as the tool declares, within its timeout.start). It prints
-the process id on stdout, the handle on stderr; with --json the handle
-{process, tool, status, since}.
+the process id on stdout, the handle and its resolved runtime (user, sandbox
+mechanism, working directory, envdir) on stderr; with --json the handle
+{process, tool, status, since, runtime {mechanism, user, uid, gid, envdir,
+rundir}}.
 
 Arguments are a JSON object: --args '{"path":"app.log"}', --args - to read it
 from stdin, or --args-file FILE. The tool runs with this command's
@@ -94,7 +96,20 @@ func startRun(ctx context.Context, opts *StartOptions) error {
 	}
 	fmt.Fprintln(opts.IO.Out, h.Process)
 	fmt.Fprintf(opts.IO.Err, "%s is %s as process %s (since %s)\n", h.Tool, h.Status, h.Process, clock(h.Since))
+	if h.Runtime != nil {
+		fmt.Fprintf(opts.IO.Err, "runtime: %s\n", runtimeLine(h.Runtime))
+	}
 	return nil
+}
+
+// runtimeLine is a resolved runtime for a person: "user root (0:0),
+// sandbox bwrap, in /srv/app, envdir /etc/toolbox/env/app".
+func runtimeLine(rt *supervisor.Runtime) string {
+	s := fmt.Sprintf("user %s (%d:%d), sandbox %s, in %s", rt.User, rt.UID, rt.GID, rt.Mechanism, rt.Rundir)
+	if rt.Envdir != "" {
+		s += ", envdir " + rt.Envdir
+	}
+	return s
 }
 
 // isJSONObject reports whether raw is one JSON object (the daemon checks

@@ -222,7 +222,7 @@ func TestProcessOutputOnATerminal(t *testing.T) {
 		}, []string{"tail", "p0a1b2c"}, overJSON},
 		{"inbox", func(g *Globals) *cobra.Command {
 			return NewCmdInbox(g, func(o *InboxOptions) error { fd.wire(&o.DaemonOptions, nil); return inboxRun(ctx, o) })
-		}, []string{"inbox"}, "  ^[]0;title^G\n"},
+		}, []string{"inbox"}, "] ^[]0;title^G\n"},
 	} {
 		ptm, pts := openPTY(t)
 		g := &Globals{}

@@ -189,8 +189,11 @@ func newMCPSupervisor(opts *MCPOptions, lockPath string, l *manifest.Lock, env [
 			fmt.Fprintf(opts.IO.Err, "toolbox mcp: "+format+"\n", args...)
 		},
 	}
+	// Records apart from the daemon's, but one host-wide count of live
+	// processes with it (supervisor.Config.SlotsDir).
 	if opts.StateDir != "" {
 		cfg.StateDir = filepath.Join(opts.StateDir, mcpStateSubdir)
+		cfg.SlotsDir = supervisor.DefaultSlotsDir(opts.StateDir)
 		sup, err := supervisor.New(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("--state-dir %q: %w", opts.StateDir, err)
@@ -199,13 +202,14 @@ func newMCPSupervisor(opts *MCPOptions, lockPath string, l *manifest.Lock, env [
 	}
 	if d := wire.DefaultStateDir(); d != "" {
 		cfg.StateDir = filepath.Join(d, mcpStateSubdir)
+		cfg.SlotsDir = supervisor.DefaultSlotsDir(d)
 		sup, err := supervisor.New(cfg)
 		if err == nil {
 			return sup, nil
 		}
 		fmt.Fprintf(opts.IO.Err, "warning: %v; process records are not kept (set --state-dir)\n", err)
 	}
-	cfg.StateDir = ""
+	cfg.StateDir, cfg.SlotsDir = "", ""
 	return supervisor.New(cfg)
 }
 

@@ -30,8 +30,8 @@ const (
 	CommandStatusTool = "process_status"
 	CommandKillTool   = "process_kill"
 	// SendSuffix makes a service's send companion: "<name>_send" (the v2
-	// spec's T.send, mapped for strict clients).
-	SendSuffix = "_send"
+	// spec's T.send, mapped for strict clients; catalog.SendSuffix).
+	SendSuffix = catalog.SendSuffix
 )
 
 // BuiltinProcess is the builtin that enables background commands.
@@ -66,8 +66,10 @@ func (e *NameError) Error() string {
 	return fmt.Sprintf("MCP tool name %q of %s does not match %s; shorten the name", e.Name, strings.Join(e.Sources, ""), NamePattern)
 }
 
-// ToolNames returns, sorted, every tool name the MCP server of l serves: each catalog entry (MCPName of its name), each service's send
-// companion, and the built-in tools the lock enables. It starts nothing
+// ToolNames returns, sorted, every tool name the MCP server of l serves:
+// each catalog entry (MCPName of its name), each service's send companion
+// (unless the operator left it out: manifest.Tool.OmitSend), and the
+// built-in tools the lock enables. It starts nothing
 // and reads only l, so the compiler can call it at lock time. The error
 // joins one *NameError per name that collides or is invalid; the names
 // are returned either way.
@@ -141,7 +143,7 @@ func plan(l *manifest.Lock) []Spec {
 			continue
 		}
 		services = true
-		if d.Process.Input != nil {
+		if d.Process.Input != nil && !l.Tools[e.Backend].OmitSend { // send = false leaves it out
 			specs = append(specs, Spec{
 				Name: MCPName(e.Name) + SendSuffix, Kind: KindSend, Entry: e, Input: d.Process.Input,
 				Source: fmt.Sprintf("the send companion of service %q", e.Name),

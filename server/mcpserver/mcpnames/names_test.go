@@ -150,3 +150,23 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
+
+// send = false (manifest.Tool.OmitSend) leaves the companion out: it is
+// neither served nor claims its name, and a capability follows its
+// active backend.
+func TestOmitSend(t *testing.T) {
+	l := lock(map[string]*protocol.Describe{"w": service("w", true), "v": service("v", true)})
+	l.Tools["w"].OmitSend = true
+	names, err := ToolNames(l)
+	if err != nil || !slices.Equal(names, []string{"inbox", "processes", "v", "v_send", "w"}) {
+		t.Errorf("names = %v, %v", names, err)
+	}
+	l.Tools["w_send"] = &manifest.Tool{Kind: manifest.KindExec, Describe: &protocol.Describe{Slug: "w_send", Description: "x", Args: []protocol.Arg{}}, Probe: manifest.Probe{Status: manifest.StatusOK}}
+	if _, err := ToolNames(l); err != nil {
+		t.Errorf("a tool named like the omitted companion: %v", err)
+	}
+	l.Capabilities["cap"] = &manifest.Capability{Backends: []string{"w"}, Active: "w"}
+	if names, _ := ToolNames(l); slices.Contains(names, "cap_send") {
+		t.Errorf("the capability of an omitted companion has one: %v", names)
+	}
+}
