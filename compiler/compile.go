@@ -248,13 +248,18 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	// describe runs before the tool's declarations are known, so it gets
 	// the strictest confinement the mechanism offers.
 	spec := p.describeSpec(t)
+	home, removeHome, err := privateHome(spec)
+	if err != nil {
+		return nil, fail(err.Error(), "check that the temporary directory ($TMPDIR, else /tmp) is writable")
+	}
+	defer removeHome()
 	var d *protocol.Describe
 	if t.Kind == KindPlugin {
-		if d, lt.PluginProtocol, err = p.describePlugin(ctx, t, spec); err != nil {
+		if d, lt.PluginProtocol, err = p.describePlugin(ctx, t, spec, p.describeEnv(home)); err != nil {
 			return nil, fail(err.Error(), "`toolbox describe` the plugin; it must be built with plugins/sdk and print nothing before its handshake")
 		}
 	} else {
-		c, err := probe.Capture(ctx, spec, sandbox.Command{Path: t.Path, Args: []string{"describe"}, Env: p.describeEnv()}, p.opts.DescribeTimeout)
+		c, err := probe.Capture(ctx, spec, sandbox.Command{Path: t.Path, Args: []string{"describe"}, Env: p.describeEnv(home)}, p.opts.DescribeTimeout)
 		if err != nil {
 			return nil, fail(fmt.Sprintf("running describe: %v", err), "check that the tool is executable on this machine")
 		}
@@ -296,10 +301,11 @@ func (p *prober) check(ctx context.Context, lt *manifest.Tool) manifest.Probe {
 	return probe.Check(ctx, p.cfg.Dir, lt, p.cfg.EnvAllowlist, p.opts.CallerEnv, p.opts.CheckTimeout, pluginprobe.Check)
 }
 
-// describeEnv is the environment of describe: only PATH and LANG, since
-// describe must be a static document.
-func (p *prober) describeEnv() []string {
-	env := []string{"PATH=" + defaultPath, "LANG=C.UTF-8"}
+// describeEnv is the environment of describe: only PATH (the caller's,
+// else defaultPath), LANG and HOME (a private empty directory, see
+// privateHome), since describe must be a static document.
+func (p *prober) describeEnv(home string) []string {
+	env := []string{"PATH=" + defaultPath, "LANG=C.UTF-8", "HOME=" + home}
 	for _, kv := range p.opts.CallerEnv {
 		if len(kv) > 5 && kv[:5] == "PATH=" {
 			env[0] = kv
