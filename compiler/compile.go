@@ -38,6 +38,10 @@ type Options struct {
 	// CallerEnv is the environment of the caller (tools that declare no
 	// sandbox see it during check, as they will at run time).
 	CallerEnv []string
+	// OnProbe, when set, is called with each tool's report as soon as its
+	// probes finish (progress on a terminal), one call at a time, in the
+	// order the probes finish.
+	OnProbe func(*ToolReport)
 }
 
 // ToolReport is what probing found about one tool.
@@ -102,6 +106,7 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	locked := make([]*manifest.Tool, len(cfg.Tools))
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
+	var progress sync.Mutex
 	for i, t := range cfg.Tools {
 		wg.Add(1)
 		go func() {
@@ -109,6 +114,11 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			locked[i], reports[i] = p.probe(ctx, t)
+			if opts.OnProbe != nil {
+				progress.Lock()
+				opts.OnProbe(reports[i])
+				progress.Unlock()
+			}
 		}()
 	}
 	wg.Wait()

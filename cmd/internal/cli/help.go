@@ -53,7 +53,7 @@ func NewCmdHelp(g *Globals) *cobra.Command {
 				_, err := fmt.Fprint(g.IO.Out, page)
 				return err
 			}
-			lockPath, l, err := readLock(g)
+			lockPath, l, err := ReadLock(g)
 			if err != nil {
 				return fmt.Errorf("%q is neither a command, a help topic nor a tool: %w", args[0], err)
 			}

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -11,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/catalog"
-	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // ListOptions are the inputs of the list command.
@@ -39,25 +36,10 @@ func NewCmdList(g *Globals, runF func(*ListOptions) error) *cobra.Command {
 	return cmd
 }
 
-// readLock reads the lock of the toolbox file, saying how to make one.
-func readLock(g *Globals) (string, *manifest.Lock, error) {
-	path := manifest.LockPath(g.ToolboxFile())
-	l, err := manifest.Read(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return path, nil, WithCode(ExitError, fmt.Errorf("%s does not exist; run `toolbox lock` first", path))
-	}
-	if err != nil && !strings.Contains(err.Error(), "toolbox lock") {
-		// A lock that does not decode was edited or cut short: only
-		// `toolbox lock` writes it.
-		err = fmt.Errorf("%w; run `toolbox lock` to write it again", err)
-	}
-	return path, l, err
-}
-
 // loadCatalog reads the lock and says what a model sees of it, printing a
 // warning for each capability left out.
 func loadCatalog(g *Globals) ([]catalog.Entry, error) {
-	_, l, err := readLock(g)
+	_, l, err := ReadLock(g)
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,7 @@ bad arguments), 126 when the binary cannot be executed, 127 when it is missing.
 With --json, an envelope (tool, backend, exit_code, result or events, error) is
 printed instead.`,
 		Args:              ExactArgs(1),
+		Annotations:       map[string]string{ArgsAnnotation: "the tool or capability to run (`toolbox list` shows the names)"},
 		ValidArgsFunction: completeNames(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -87,7 +88,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	lockPath, l, err := readLock(opts.Globals)
+	lockPath, l, err := ReadLock(opts.Globals)
 	if err != nil {
 		return opts.refused(err)
 	}

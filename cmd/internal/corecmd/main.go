@@ -33,7 +33,7 @@ func Main() int {
 // binary, run with the validator and plugin host, and the core commands.
 func NewRoot(io cli.IOStreams) *cobra.Command {
 	g := &cli.Globals{IO: io, CompileSchema: compileSchema, Plugins: pluginrun.Runner{}}
-	return cli.NewRoot(g,
+	root := cli.NewRoot(g,
 		func(g *cli.Globals) *cobra.Command { return NewCmdLock(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdCheck(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdDescribe(g, nil) },
@@ -41,7 +41,20 @@ func NewRoot(io cli.IOStreams) *cobra.Command {
 		func(g *cli.Globals) *cobra.Command { return NewCmdMCP(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdServe(g, nil) },
 	)
+	root.Short = "The half of toolbox that links the compiler, the validator, the plugin host and the MCP server"
+	root.Long = coreLong
+	return root
 }
+
+// coreLong is what `toolbox-core --help` says it is.
+const coreLong = `toolbox-core is the companion binary of toolbox. It holds what the toolbox
+binary leaves out so that ` + "`toolbox run`" + ` starts fast: the HCL compiler (lock,
+check, fmt, describe), the JSON Schema validator, the go-plugin host and the
+MCP server (mcp, serve). toolbox hands it those commands, and the runs that
+need a validator or a plugin host, by exec; keep it beside toolbox or on PATH.
+
+Its commands are toolbox's own, with the same flags and exit codes:
+` + "`toolbox-core lock`" + ` is ` + "`toolbox lock`" + `. Run toolbox instead; see ` + "`toolbox --help`" + `.`
 
 func compileSchema(schema json.RawMessage) (launcher.EventValidator, error) {
 	return validate.CompileEventSchema(schema)

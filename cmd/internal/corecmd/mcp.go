@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -90,6 +89,9 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.NeedToolboxFile(); err != nil {
+		return err
+	}
 	lockPath, l, err := freshLock(opts.ToolboxFile())
 	if err != nil {
 		return err
@@ -118,7 +120,7 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mcpserver.New(mcpserver.Options{
 		LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: env, Backends: backends,
-		Logger: logger, Version: buildVersion(),
+		Logger: logger, Version: cli.Version(),
 	})
 	if err != nil {
 		closeSupervisor(opts, sup)
@@ -245,13 +247,4 @@ func backendOverrides(list []string) (map[string]string, error) {
 
 func compileSupervisorSchema(schema json.RawMessage) (supervisor.EventValidator, error) {
 	return validate.CompileEventSchema(schema)
-}
-
-// buildVersion is the module version the binary was built from, "devel"
-// when unknown.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }

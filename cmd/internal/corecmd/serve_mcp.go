@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/launcher/health"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -27,7 +28,7 @@ const MCPSocketName = "mcp.sock"
 // authentication of its own. It returns a function that stops the listeners.
 func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath string, l *manifest.Lock, sup *supervisor.Supervisor, logf func(string, ...any)) (func(), error) {
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := mcpserver.New(mcpserver.Options{LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: os.Environ(), Logger: logger, Version: buildVersion()})
+	srv, err := mcpserver.New(mcpserver.Options{LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: os.Environ(), Logger: logger, Version: cli.Version()})
 	if err != nil {
 		return nil, fmt.Errorf("%w; run `toolbox lock`", err)
 	}
