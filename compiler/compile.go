@@ -99,7 +99,7 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	}
 	lock := manifest.New()
 	lock.Sandbox, lock.EnvdirRoot, lock.EnvAllowlist, lock.Builtins = mech, cfg.EnvdirRoot, cfg.EnvAllowlist, cfg.Builtins
-	lock.File = manifest.FileRef{Path: filepath.Base(cfg.Path), SHA256: sha256Hex(cfg.Source)}
+	lock.File = manifest.FileRef{Path: filepath.Base(cfg.Path), SHA256: sha256Hex(cfg.Source), Config: cfg.Digest}
 
 	p := &prober{cfg: cfg, opts: opts, mechanism: mech, lock: lock}
 	reports := make([]*ToolReport, len(cfg.Tools))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,6 +63,9 @@ func NewCmdHelp(g *Globals) *cobra.Command {
 				return err
 			}
 			text, err := launcher.Help(context.Background(), abs, l, args[0], os.Environ())
+			if errors.Is(err, launcher.ErrNeedsConfigParser) && g.Delegate != nil {
+				return g.Delegate() // toolbox-core verifies the configuration
+			}
 			if err != nil {
 				return err
 			}

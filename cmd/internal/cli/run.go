@@ -93,8 +93,13 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return opts.refused(err)
 	}
 	// Hand the call to toolbox-core before anything is consumed (stdin)
-	// when this binary cannot run the tool as the lock says.
+	// when this binary cannot run the tool as the lock says: its toolbox
+	// file's bytes changed (only the HCL parser tells whether its
+	// configuration did), or the tool needs a validator or the plugin host.
 	if opts.Delegate != nil {
+		if launcher.ToolboxFileBytesChanged(lockPath, l) {
+			return opts.Delegate()
+		}
 		if tool, _, rerr := launcher.Resolve(l, opts.Name, backends); rerr == nil {
 			candidates := []string{tool}
 			if c := l.Capabilities[opts.Name]; c != nil && len(c.FallbackOn) > 0 {

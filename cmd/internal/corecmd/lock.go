@@ -160,6 +160,17 @@ func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte
 	if err != nil {
 		return nil, err
 	}
+	prev, perr := manifest.Unmarshal(old)
+	if perr == nil && prev.File.Path == lock.File.Path && prev.File.Config == lock.File.Config && prev.File.SHA256 != lock.File.SHA256 {
+		// Only the toolbox file's bytes changed (a comment, toolbox fmt):
+		// its configuration is the locked one, which is no drift.
+		same := *lock
+		same.File.SHA256 = prev.File.SHA256
+		if data, err = manifest.Marshal(&same); err != nil {
+			return nil, err
+		}
+		lock = &same
+	}
 	if bytes.Equal(old, data) {
 		if !opts.JSON {
 			fmt.Fprintf(opts.IO.Err, "%s is up to date\n", path)
@@ -167,7 +178,7 @@ func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte
 		return nil, nil
 	}
 	var changes []string
-	if prev, perr := manifest.Unmarshal(old); perr == nil {
+	if perr == nil {
 		changes = manifest.Diff(prev, lock)
 	} else {
 		changes = []string{fmt.Sprintf("the lock on disk does not load: %v", perr)}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/compiler"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
@@ -22,6 +23,10 @@ import (
 // clients are cleaned up before it returns.
 func Main() int {
 	sandbox.Init()
+	// This binary links the HCL parser: a toolbox file whose bytes changed
+	// is verified by its configuration (the toolbox binary hands such calls
+	// over).
+	launcher.ConfigDigest = compiler.ConfigDigestFile
 	defer plugin.CleanupClients()
 	io := cli.IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
 	root := NewRoot(io)

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/health"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -148,7 +149,8 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 }
 
 // freshLock reads the lock of toolboxFile and refuses it, with the fix,
-// when it is missing or the toolbox file changed since (DESIGN.md §4).
+// when it is missing or the toolbox file's configuration changed since
+// (launcher.VerifyToolboxFile, DESIGN.md §4).
 // Each tool's binary is verified at each call.
 func freshLock(toolboxFile string) (string, *manifest.Lock, error) {
 	lockPath := manifest.LockPath(toolboxFile)
@@ -162,13 +164,8 @@ func freshLock(toolboxFile string) (string, *manifest.Lock, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	file := filepath.Join(filepath.Dir(lockPath), filepath.FromSlash(l.File.Path))
-	sum, err := manifest.HashFile(file)
-	switch {
-	case err != nil:
-		return "", nil, fmt.Errorf("reading the toolbox file of %s: %w; run `toolbox lock`", lockPath, err)
-	case sum != l.File.SHA256:
-		return "", nil, fmt.Errorf("toolbox file %q changed since the lock; run `toolbox lock`", l.File.Path)
+	if err := launcher.VerifyToolboxFile(lockPath, l); err != nil {
+		return "", nil, err
 	}
 	return lockPath, l, nil
 }
