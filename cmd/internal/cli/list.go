@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -9,12 +10,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/catalog"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // ListOptions are the inputs of the list command.
 type ListOptions struct {
 	*Globals
 	JSON bool
+	// All adds the backends: tools capabilities hide from the model.
+	All bool
 }
 
 // NewCmdList builds the list command; runF, when not nil, replaces its run
@@ -33,27 +37,32 @@ func NewCmdList(g *Globals, runF func(*ListOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print entries as JSON, input schemas included")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "also list the backends: tools a capability serves, which a model does not see")
 	return cmd
 }
 
 // loadCatalog reads the lock and says what a model sees of it, printing a
-// warning for each capability left out.
-func loadCatalog(g *Globals) ([]catalog.Entry, error) {
+// warning for each capability left out. It returns the lock too.
+func loadCatalog(g *Globals) ([]catalog.Entry, *manifest.Lock, error) {
 	_, l, err := ReadLock(g)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	entries, warnings := catalog.Build(l)
 	for _, w := range warnings {
 		fmt.Fprintf(g.IO.Err, "warning: %s\n", w)
 	}
-	return entries, nil
+	return entries, l, nil
 }
 
 func listRun(opts *ListOptions) error {
-	entries, err := loadCatalog(opts.Globals)
+	entries, l, err := loadCatalog(opts.Globals)
 	if err != nil {
 		return err
+	}
+	if opts.All {
+		entries = append(entries, catalog.Backends(l)...)
+		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	}
 	if opts.JSON {
 		if entries == nil {
@@ -64,7 +73,11 @@ func listRun(opts *ListOptions) error {
 	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tKIND\tBACKEND\tMODE\tSTATUS\tDESCRIPTION")
 	for _, e := range entries {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ModelName, e.Kind, e.Backend, e.Mode, e.Status, summary(e.Description))
+		desc := summary(e.Description)
+		if e.Kind == catalog.KindBackend {
+			desc = fmt.Sprintf("(backend of %s) %s", strings.Join(e.Capabilities, ", "), desc)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ModelName, e.Kind, e.Backend, e.Mode, e.Status, desc)
 	}
 	return w.Flush()
 }
@@ -97,7 +110,7 @@ type modelTool struct {
 }
 
 func schemaRun(opts *SchemaOptions) error {
-	entries, err := loadCatalog(opts.Globals)
+	entries, _, err := loadCatalog(opts.Globals)
 	if err != nil {
 		return err
 	}
