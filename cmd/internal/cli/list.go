@@ -82,45 +82,6 @@ func listRun(opts *ListOptions) error {
 	return w.Flush()
 }
 
-// SchemaOptions are the inputs of the schema command.
-type SchemaOptions struct{ *Globals }
-
-// NewCmdSchema builds the schema command; runF, when not nil, replaces its run
-// (tests check flag parsing with it).
-func NewCmdSchema(g *Globals, runF func(*SchemaOptions) error) *cobra.Command {
-	opts := &SchemaOptions{Globals: g}
-	return &cobra.Command{
-		Use:   "schema",
-		Short: "Print the tool definitions a model is given (name, description, input schema) as JSON",
-		Args:  NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return schemaRun(opts)
-		},
-	}
-}
-
-// modelTool is the common shape of a tool definition for a model.
-type modelTool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	InputSchema map[string]any `json:"input_schema"`
-}
-
-func schemaRun(opts *SchemaOptions) error {
-	entries, _, err := loadCatalog(opts.Globals)
-	if err != nil {
-		return err
-	}
-	out := make([]modelTool, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, modelTool{Name: e.ModelName, Description: e.Description, InputSchema: e.InputSchema})
-	}
-	return WriteJSON(opts.IO.Out, out)
-}
-
 // summary is the first sentence of a description, at most 80 bytes (cut
 // on a character boundary): the table shows it, --json has it whole.
 func summary(s string) string {
