@@ -115,7 +115,8 @@ const exitCodesHelp = `Exit codes:
 
   0    ok
   1    error (a bad toolbox file, a tool that cannot be locked, ...)
-  2    usage; check --probe: a required capability has no usable backend
+  2    usage; check, check --probe and lock (after writing the lock): a
+       required capability has no usable backend
   3    lock --check and fmt --check: something would change
   run passes the tool's own exit code through, and uses
   124  the call timed out; the tool's process group was stopped
