@@ -2,8 +2,8 @@ package launcher
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/toolbox-dev/toolbox/manifest"
 )
@@ -34,12 +34,7 @@ func CheckLock(lockPath string, l *manifest.Lock) (problems, unusable []error) {
 		}
 	}
 	add(VerifyToolboxFile(lockPath, l))
-	names := make([]string, 0, len(l.Tools))
-	for name := range l.Tools {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(l.Tools)) {
 		t := l.Tools[name]
 		if t == nil {
 			continue
@@ -61,12 +56,7 @@ func CheckLock(lockPath string, l *manifest.Lock) (problems, unusable []error) {
 			add(err)
 		}
 	}
-	caps := make([]string, 0, len(l.Capabilities))
-	for name := range l.Capabilities {
-		caps = append(caps, name)
-	}
-	slices.Sort(caps)
-	for _, name := range caps {
+	for _, name := range slices.Sorted(maps.Keys(l.Capabilities)) {
 		if _, _, err := Resolve(l, name, nil); err != nil {
 			unusable = append(unusable, err)
 		}
