@@ -13,10 +13,13 @@ import (
 	"github.com/toolbox-dev/toolbox/protocol"
 )
 
-// Entry kinds.
+// Entry kinds. A model sees capabilities and tools; backends (tools that
+// serve a capability, hidden from the model) are listed only on request
+// (Backends).
 const (
 	KindCapability = "capability"
 	KindTool       = "tool"
+	KindBackend    = "backend"
 )
 
 // StrictName is the name a strict client gets for a lock name: every rune
@@ -55,6 +58,9 @@ type Entry struct {
 	// model; nil when the entry has none (not a service reading events)
 	// or the operator left it out (send = false).
 	Send *SendTool `json:"send,omitempty"`
+	// Capabilities are the capabilities a KindBackend entry serves, sorted;
+	// empty for the others.
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // Build lists the entries of l sorted by name, and a warning for every
@@ -88,6 +94,32 @@ func Build(l *manifest.Lock) ([]Entry, []string) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, warnings
+}
+
+// Backends lists, sorted by name, the tools of l that Build hides because
+// capabilities serve them: what `toolbox run NAME` and --backend still
+// accept. Each is a KindBackend entry naming its capabilities. A tool
+// without a describe document (a failed probe) is left out, as in Build.
+func Backends(l *manifest.Lock) []Entry {
+	serves := map[string][]string{}
+	for _, c := range sortedKeys(l.Capabilities) {
+		if cp := l.Capabilities[c]; cp != nil {
+			for _, b := range cp.Backends {
+				serves[b] = append(serves[b], c)
+			}
+		}
+	}
+	var out []Entry
+	for _, name := range sortedKeys(serves) {
+		t := l.Tools[name]
+		if t == nil || t.Describe == nil {
+			continue
+		}
+		e := entry(name, name, t)
+		e.Kind, e.Capabilities = KindBackend, serves[name]
+		out = append(out, e)
+	}
+	return out
 }
 
 func entry(name, backend string, t *manifest.Tool) Entry {

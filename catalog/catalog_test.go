@@ -69,3 +69,23 @@ func TestSendCompanion(t *testing.T) {
 		}
 	}
 }
+
+// TestBackends: the tools capabilities hide, each naming the capabilities
+// it serves; a tool that serves none is not one.
+func TestBackends(t *testing.T) {
+	l := manifest.New()
+	d := &protocol.Describe{Slug: "x", Description: "X", Args: []protocol.Arg{}}
+	for _, n := range []string{"a", "b", "solo"} {
+		l.Tools[n] = &manifest.Tool{Kind: manifest.KindExec, Describe: d, Probe: manifest.Probe{Status: manifest.StatusOK}}
+	}
+	l.Tools["failed"] = &manifest.Tool{Kind: manifest.KindExec, Probe: manifest.Probe{Status: manifest.StatusFailed}}
+	l.Capabilities["one"] = &manifest.Capability{Backends: []string{"b", "a", "failed"}, Active: "b"}
+	l.Capabilities["two"] = &manifest.Capability{Backends: []string{"a"}, Active: "a"}
+	got := Backends(l)
+	if len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" {
+		t.Fatalf("Backends = %+v", got)
+	}
+	if got[0].Kind != KindBackend || strings.Join(got[0].Capabilities, ",") != "one,two" || strings.Join(got[1].Capabilities, ",") != "one" {
+		t.Errorf("entries = %+v", got)
+	}
+}

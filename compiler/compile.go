@@ -38,6 +38,10 @@ type Options struct {
 	// CallerEnv is the environment of the caller (tools that declare no
 	// sandbox see it during check, as they will at run time).
 	CallerEnv []string
+	// OnProbe, when set, is called with each tool's report as soon as its
+	// probes finish (progress on a terminal), one call at a time, in the
+	// order the probes finish.
+	OnProbe func(*ToolReport)
 }
 
 // ToolReport is what probing found about one tool.
@@ -95,13 +99,14 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	}
 	lock := manifest.New()
 	lock.Sandbox, lock.EnvdirRoot, lock.EnvAllowlist, lock.Builtins = mech, cfg.EnvdirRoot, cfg.EnvAllowlist, cfg.Builtins
-	lock.File = manifest.FileRef{Path: filepath.Base(cfg.Path), SHA256: sha256Hex(cfg.Source)}
+	lock.File = manifest.FileRef{Path: filepath.Base(cfg.Path), SHA256: sha256Hex(cfg.Source), Config: cfg.Digest}
 
 	p := &prober{cfg: cfg, opts: opts, mechanism: mech, lock: lock}
 	reports := make([]*ToolReport, len(cfg.Tools))
 	locked := make([]*manifest.Tool, len(cfg.Tools))
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
+	var progress sync.Mutex
 	for i, t := range cfg.Tools {
 		wg.Add(1)
 		go func() {
@@ -109,6 +114,11 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			locked[i], reports[i] = p.probe(ctx, t)
+			if opts.OnProbe != nil {
+				progress.Lock()
+				opts.OnProbe(reports[i])
+				progress.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
@@ -253,13 +263,18 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	// describe runs before the tool's declarations are known, so it gets
 	// the strictest confinement the mechanism offers.
 	spec := p.describeSpec(t)
+	home, removeHome, err := privateHome(spec)
+	if err != nil {
+		return nil, fail(err.Error(), "check that the temporary directory ($TMPDIR, else /tmp) is writable")
+	}
+	defer removeHome()
 	var d *protocol.Describe
 	if t.Kind == KindPlugin {
-		if d, lt.PluginProtocol, err = p.describePlugin(ctx, t, spec); err != nil {
+		if d, lt.PluginProtocol, err = p.describePlugin(ctx, t, spec, p.describeEnv(home)); err != nil {
 			return nil, fail(err.Error(), "`toolbox describe` the plugin; it must be built with plugins/sdk and print nothing before its handshake")
 		}
 	} else {
-		c, err := probe.Capture(ctx, spec, sandbox.Command{Path: t.Path, Args: []string{"describe"}, Env: p.describeEnv()}, p.opts.DescribeTimeout)
+		c, err := probe.Capture(ctx, spec, sandbox.Command{Path: t.Path, Args: []string{"describe"}, Env: p.describeEnv(home)}, p.opts.DescribeTimeout)
 		if err != nil {
 			return nil, fail(fmt.Sprintf("running describe: %v", err), "check that the tool is executable on this machine")
 		}
@@ -305,10 +320,11 @@ func (p *prober) check(ctx context.Context, lt *manifest.Tool) manifest.Probe {
 	return probe.Check(ctx, p.cfg.Dir, lt, p.cfg.EnvAllowlist, p.opts.CallerEnv, p.opts.CheckTimeout, pluginprobe.Check)
 }
 
-// describeEnv is the environment of describe: only PATH and LANG, since
-// describe must be a static document.
-func (p *prober) describeEnv() []string {
-	env := []string{"PATH=" + defaultPath, "LANG=C.UTF-8"}
+// describeEnv is the environment of describe: only PATH (the caller's,
+// else defaultPath), LANG and HOME (a private empty directory, see
+// privateHome), since describe must be a static document.
+func (p *prober) describeEnv(home string) []string {
+	env := []string{"PATH=" + defaultPath, "LANG=C.UTF-8", "HOME=" + home}
 	for _, kv := range p.opts.CallerEnv {
 		if len(kv) > 5 && kv[:5] == "PATH=" {
 			env[0] = kv

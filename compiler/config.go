@@ -20,8 +20,12 @@ type Config struct {
 	// (the lock lives there, and relative paths are resolved against it).
 	Path string
 	Dir  string
-	// Source is the file's bytes, hashed into the lock.
+	// Source is the file's bytes; their sha256 is in the lock, a fast path
+	// for the check of a run.
 	Source []byte
+	// Digest is the digest of the parsed configuration (ConfigDigest): what
+	// the lock pins, so that comments and layout need no new lock.
+	Digest string
 	// Sandbox is "bwrap", "landlock", "auto" or "none" ("none" when unset).
 	Sandbox string
 	// EnvdirRoot as written ("" = unset); relative to Dir unless absolute.
@@ -150,6 +154,9 @@ func Load(path string) (*Config, error) {
 	l.root(content)
 	if len(l.diags) > 0 {
 		return nil, l.diags
+	}
+	if cfg.Digest, err = digestOf(f); err != nil {
+		return nil, Diagnostics{{File: path, Msg: err.Error()}}
 	}
 	return cfg, nil
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
-// DescribeBinary runs `path describe` the way lock does (same timeout and
-// output limit, unsandboxed: it serves an author checking their own tool)
+// DescribeBinary runs `path describe` the way lock does (same timeout,
+// output limit and environment, private HOME included; unsandboxed: it
+// serves an author checking their own tool)
 // and validates the document. With plugin set, path is started as a
 // go-plugin tool and asked over gRPC instead. It returns the raw document
 // too, so a caller can show what the tool printed.
@@ -31,15 +32,20 @@ func DescribeBinary(ctx context.Context, path string, plugin bool, callerEnv []s
 		return nil, nil, fmt.Errorf("tool binary %q is not an executable file; run chmod +x %s", path, path)
 	}
 	p := &prober{opts: Options{CallerEnv: callerEnv, DescribeTimeout: DefaultDescribeTimeout}}
+	home, removeHome, err := privateHome(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer removeHome()
 	if plugin {
-		d, _, err := p.describePlugin(ctx, &ToolDecl{Path: abs}, nil)
+		d, _, err := p.describePlugin(ctx, &ToolDecl{Path: abs}, nil, p.describeEnv(home))
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
 		raw, _ := json.Marshal(d)
 		return d, raw, nil
 	}
-	c, err := probe.Capture(ctx, nil, sandbox.Command{Path: abs, Args: []string{"describe"}, Env: p.describeEnv()}, DefaultDescribeTimeout)
+	c, err := probe.Capture(ctx, nil, sandbox.Command{Path: abs, Args: []string{"describe"}, Env: p.describeEnv(home)}, DefaultDescribeTimeout)
 	if err != nil {
 		return nil, nil, fmt.Errorf("running %s describe: %w", path, err)
 	}

@@ -9,15 +9,16 @@ import (
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
-// describePlugin starts a plugin under spec, asks for its describe
+// describePlugin starts a plugin under spec with environment env
+// (describeEnv), asks for its describe
 // document (validated by the plugins package with the same rules as an
 // executable's) and stops it. It returns the negotiated plugin protocol.
 // A binary that is not a plugin, speaks another protocol version, prints
 // before its handshake or hangs is an error saying which.
-func (p *prober) describePlugin(ctx context.Context, t *ToolDecl, spec *sandbox.Spec) (*protocol.Describe, int, error) {
+func (p *prober) describePlugin(ctx context.Context, t *ToolDecl, spec *sandbox.Spec, env []string) (*protocol.Describe, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.DescribeTimeout)
 	defer cancel()
-	c, err := plugins.Options{StartTimeout: p.opts.DescribeTimeout}.Start(ctx, t.Path, spec, p.describeEnv())
+	c, err := plugins.Options{StartTimeout: p.opts.DescribeTimeout}.Start(ctx, t.Path, spec, env)
 	if err != nil {
 		return nil, 0, fmt.Errorf("starting the plugin: %w", err)
 	}

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -13,7 +14,7 @@ import (
 func (l *loader) value(a *hcl.Attribute, block string) (cty.Value, bool) {
 	v, hd := a.Expr.Value(nil)
 	if hd.HasErrors() {
-		l.diags = append(l.diags, fromHCL(hd, blockOr(block, a.Name))...)
+		l.diags = append(l.diags, l.quoteHint(a, hd, blockOr(block, a.Name))...)
 		return cty.NilVal, false
 	}
 	if v.IsNull() || !v.IsKnown() {
@@ -21,6 +22,45 @@ func (l *loader) value(a *hcl.Attribute, block string) (cty.Value, bool) {
 		return cty.NilVal, false
 	}
 	return v, true
+}
+
+// quoteHint converts the diagnostics of evaluating a's value. A bare word
+// where a string belongs (sandbox = auto, path = tools/x) is HCL's
+// "Variables not allowed": the fix is to quote it, so the diagnostic says
+// how, once for the whole value (sandbox = "auto"), or per word inside a
+// list or object.
+func (l *loader) quoteHint(a *hcl.Attribute, hd hcl.Diagnostics, block string) Diagnostics {
+	text := l.source(a.Expr.Range())
+	bare := text != "" && !strings.ContainsAny(text, "[]{}\"\n")
+	hinted := false
+	var out Diagnostics
+	for _, d := range hd {
+		ds := fromHCL(hcl.Diagnostics{d}, block)
+		if len(ds) == 0 {
+			continue // not an error
+		}
+		switch {
+		case d.Summary != "Variables not allowed" || d.Subject == nil:
+			out = append(out, ds[0])
+		case bare && hinted: // the value's one diagnostic is out
+		case bare:
+			out = append(out, at(a.Expr.Range(), block, ds[0].Msg, fmt.Sprintf("a string is written in double quotes: %s = %q", a.Name, text)))
+			hinted = true
+		default:
+			ds[0].Fix = fmt.Sprintf("a string is written in double quotes: %q", l.source(*d.Subject))
+			out = append(out, ds[0])
+		}
+	}
+	return out
+}
+
+// source is the text of the toolbox file at r, "" when r is outside it.
+func (l *loader) source(r hcl.Range) string {
+	src := l.cfg.Source
+	if r.Start.Byte < 0 || r.End.Byte > len(src) || r.Start.Byte > r.End.Byte {
+		return ""
+	}
+	return string(src[r.Start.Byte:r.End.Byte])
 }
 
 func blockOr(block, attr string) string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/runspec"
 )
 
@@ -17,8 +18,10 @@ const HelpTimeout = 10 * time.Second
 // Help returns the longer help text of a locked tool or capability
 // (DESIGN.md §2 commands/help): what `TOOL help [command]` prints, run
 // under the tool's locked runtime like a call, on demand and never part of
-// a listing. A tool that has no help verb (it exits non-zero or prints
-// nothing), and a plugin tool, get a text built from their describe
+// a listing. Only a tool that declares help is asked (DeclaresHelp): a v1
+// tool knows describe and run only, and its help verb may do anything. A
+// tool that declares none, one whose help fails (exits non-zero or prints
+// nothing), and a plugin tool get a text built from their locked describe
 // document instead. Errors are those of Resolve and Verify.
 func Help(ctx context.Context, lockPath string, l *manifest.Lock, name string, callerEnv []string) (string, error) {
 	toolName, _, err := Resolve(l, name, nil)
@@ -29,7 +32,7 @@ func Help(ctx context.Context, lockPath string, l *manifest.Lock, name string, c
 		return "", err
 	}
 	t := l.Tools[toolName]
-	if t.Kind == manifest.KindExec {
+	if t.Kind == manifest.KindExec && DeclaresHelp(t.Describe) {
 		if err := runnable(toolName, t, nil); err == nil {
 			spec, cmd, err := runspec.Prepare(filepath.Dir(lockPath), t, l.EnvAllowlist, runspec.Params{Verb: runspec.VerbHelp, CallerEnv: callerEnv})
 			if err == nil {
@@ -41,6 +44,13 @@ func Help(ctx context.Context, lockPath string, l *manifest.Lock, name string, c
 		}
 	}
 	return describeHelp(toolName, t), nil
+}
+
+// DeclaresHelp says whether a tool answers `TOOL help [command]`: a
+// protocol 2 tool that lists commands (the v2 spec's "commands and help",
+// DESIGN.md §2). v1 tools, and v2 tools without commands, are never asked.
+func DeclaresHelp(d *protocol.Describe) bool {
+	return d != nil && d.EffectiveProtocol() >= 2 && len(d.Commands) > 0
 }
 
 // describeHelp renders a tool's describe document as help text.

@@ -33,15 +33,10 @@ func Verify(lockPath string, l *manifest.Lock, tool string) error {
 			Fix:  relockFix + " on this machine",
 		}
 	}
-	dir := filepath.Dir(lockPath)
-	file := filepath.Join(dir, filepath.FromSlash(l.File.Path))
-	if err := checkHash(file, l.File.SHA256); err != nil {
-		return &RefusedError{
-			What: fmt.Sprintf("toolbox file %q %s since the lock", l.File.Path, err),
-			Fix:  relockFix,
-		}
+	if err := VerifyToolboxFile(lockPath, l); err != nil {
+		return err
 	}
-	bin := filepath.Join(dir, filepath.FromSlash(t.Path))
+	bin := filepath.Join(filepath.Dir(lockPath), filepath.FromSlash(t.Path))
 	if err := checkHash(bin, t.SHA256); err != nil {
 		r := &RefusedError{
 			What: fmt.Sprintf("binary %q of tool %q %s since the lock", t.Path, tool, err),

@@ -13,7 +13,7 @@ import (
 
 func smallLock() *Lock {
 	l := New()
-	l.File = FileRef{Path: "toolbox.hcl", SHA256: hashOf('a')}
+	l.File = FileRef{Path: "toolbox.hcl", SHA256: hashOf('a'), Config: hashOf('f')}
 	l.Sandbox = "none"
 	l.Tools["echo"] = &Tool{
 		Kind: "exec", Path: "tools/echo", SHA256: hashOf('b'), Platform: "linux/amd64", Protocol: 1,
@@ -41,6 +41,7 @@ func TestMarshalCanonicalForm(t *testing.T) {
   },
   "sandbox": "none",
   "toolbox_file": {
+    "config_sha256": "` + hashOf('f') + `",
     "path": "toolbox.hcl",
     "sha256": "` + hashOf('a') + `"
   },
@@ -248,7 +249,7 @@ func TestUnmarshalCollectsEveryProblem(t *testing.T) {
   "_comment": "edited",
   "version": 1,
   "sandbox": "chroot",
-  "toolbox_file": {"path": "", "sha256": "ABC"},
+  "toolbox_file": {"path": "", "sha256": "ABC", "config_sha256": "ABC"},
   "tools": {
     "t": {"kind": "shell", "path": "t", "sha256": "` + hashOf('1') + `", "platform": "linux",
           "protocol": 1, "runtime": {"mechanism": "auto"}, "probe": {"status": "ok"}}
@@ -264,6 +265,7 @@ func TestUnmarshalCollectsEveryProblem(t *testing.T) {
 		`_comment must be "This file is maintained by ` + "`toolbox lock`" + `. Do not edit it by hand."`,
 		`toolbox_file.path is missing`,
 		`toolbox_file.sha256 is "ABC", want 64 lower-case hex digits`,
+		`toolbox_file.config_sha256 is "ABC", want 64 lower-case hex digits`,
 		`sandbox is "chroot", want one of auto, bwrap, landlock, none`,
 		`tool "t": kind is "shell", want one of exec, plugin`,
 		`tool "t": platform is "linux", want GOOS/GOARCH`,

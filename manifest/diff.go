@@ -32,8 +32,11 @@ func Diff(prev, next *Lock) []string {
 		d.addf("format version %d -> %d", prev.Version, next.Version)
 	}
 	d.str("toolbox file path:", prev.File.Path, next.File.Path)
-	if prev.File.SHA256 != next.File.SHA256 {
-		d.addf("toolbox file changed (sha256 %s -> %s)", short(prev.File.SHA256), short(next.File.SHA256))
+	switch {
+	case prev.File.Config != next.File.Config:
+		d.addf("toolbox file configuration changed (sha256 %s -> %s)", short(prev.File.Config), short(next.File.Config))
+	case prev.File.SHA256 != next.File.SHA256:
+		d.addf("toolbox file bytes changed, not its configuration (sha256 %s -> %s)", short(prev.File.SHA256), short(next.File.SHA256))
 	}
 	d.str("sandbox:", prev.Sandbox, next.Sandbox)
 	d.str("envdir_root:", prev.EnvdirRoot, next.EnvdirRoot)

@@ -15,8 +15,10 @@ func TestDiff(t *testing.T) {
 		want []string
 	}{
 		{"equal", func(l *Lock) {}, nil},
-		{"toolbox file", func(l *Lock) { l.File.SHA256 = hashOf('f') },
-			[]string{"toolbox file changed (sha256 aaaaaaaaaaaa -> ffffffffffff)"}},
+		{"toolbox file bytes", func(l *Lock) { l.File.SHA256 = hashOf('e') },
+			[]string{"toolbox file bytes changed, not its configuration (sha256 aaaaaaaaaaaa -> eeeeeeeeeeee)"}},
+		{"toolbox file configuration", func(l *Lock) { l.File.SHA256, l.File.Config = hashOf('e'), hashOf('9') },
+			[]string{"toolbox file configuration changed (sha256 ffffffffffff -> 999999999999)"}},
 		{"top level", func(l *Lock) {
 			l.Sandbox = "bwrap"
 			l.EnvdirRoot = "/etc/toolbox/env"

@@ -14,7 +14,7 @@ func hashOf(c byte) string { return strings.Repeat(string(c), 64) }
 // exec v2 tool with a runtime, a plugin, and a capability.
 func testLock() *Lock {
 	l := New()
-	l.File = FileRef{Path: "toolbox.hcl", SHA256: hashOf('a')}
+	l.File = FileRef{Path: "toolbox.hcl", SHA256: hashOf('a'), Config: hashOf('f')}
 	l.Sandbox = "auto"
 	l.EnvdirRoot = "env"
 	l.Builtins = []string{"process"}

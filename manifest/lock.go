@@ -37,7 +37,8 @@ type Lock struct {
 	Version int `json:"version"`
 	// Header is a fixed sentence saying the file is maintained by `toolbox lock`.
 	Header string `json:"_comment"`
-	// File is the toolbox file's name (relative to the lock) and sha256 (hex).
+	// File is the toolbox file: its name (relative to the lock), the
+	// sha256 of its bytes and the digest of its parsed configuration.
 	File FileRef `json:"toolbox_file"`
 	// Sandbox is the mechanism the toolbox file (or --sandbox) asked for:
 	// "bwrap", "landlock", "auto" or "none".
@@ -84,10 +85,18 @@ type ProcessBuiltin struct {
 	Sandbox *protocol.Sandbox `json:"sandbox,omitempty"`
 }
 
-// FileRef names a file relative to the lock and pins its content.
+// FileRef names the toolbox file relative to the lock and pins its
+// configuration (DESIGN.md §4).
 type FileRef struct {
-	Path   string `json:"path"`
+	Path string `json:"path"`
+	// SHA256 is the hex sha256 of the file's bytes when it was locked: a
+	// fast path (equal bytes need no parsing). Bytes that differ are not a
+	// change by themselves; Config decides.
 	SHA256 string `json:"sha256"`
+	// Config is the hex sha256 of the canonical encoding of the parsed
+	// configuration (compiler.ConfigDigest): what the lock pins, so that a
+	// comment or `toolbox fmt` needs no new lock.
+	Config string `json:"config_sha256"`
 }
 
 // Tool is one locked tool.

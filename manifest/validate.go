@@ -58,6 +58,7 @@ func (l *Lock) Validate() error {
 		v.addf("toolbox_file.path is missing")
 	}
 	v.sha256("toolbox_file.sha256", l.File.SHA256)
+	v.sha256("toolbox_file.config_sha256", l.File.Config)
 	v.oneOf("sandbox", l.Sandbox, sandboxRequests)
 	v.names("env_allowlist", l.EnvAllowlist, false)
 	v.names("builtins", l.Builtins, true)

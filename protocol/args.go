@@ -120,11 +120,15 @@ func tokenKind(tok json.Token) string {
 //     cannot carry.
 //
 // Backing types (DESIGN.md §2): "integer" takes a JSON number whose value
-// is whole and within int64 (12, 12.0, 1.2e1; not "12", the string: models
-// that quote numbers get an error naming the fix); "number" takes any JSON
-// number; "boolean" takes only true and false; "string", and any other
-// backing type, takes a string, or a number or boolean passed as its JSON
-// text. It uses no JSON Schema: it runs on every call and costs microseconds.
+// is whole and within int64 (12, 12.0, 1.2e1), or a string holding one
+// ("12", as agents-exe accepts: models quote numbers), the tool getting its
+// canonical text ("12"); "number" takes any JSON number, or a string that
+// is one ("0.5"); "boolean" takes true and false, or the strings "true" and
+// "false"; "string", and any other backing type, takes a string, or a
+// number or boolean passed as its JSON text. A string that does not parse
+// as the declared type exactly (" 12", "twelve", "yes") is refused, naming
+// the fix. It uses no JSON Schema: it runs on every call and costs
+// microseconds.
 func ValidateArgs(args []Arg, values map[string]any) error {
 	var errs ArgErrors
 	for _, a := range args {
@@ -293,8 +297,19 @@ func renderInteger(v any) (string, string) {
 	case float32:
 		return floatInteger(float64(v), want)
 	case string:
+		// A numeric string is what agents-exe passes on (issue 12 E): the
+		// model quoted the number. It is accepted when it is a whole JSON
+		// number as it stands, and the tool gets its canonical text.
+		switch text, why := integerText(v); why {
+		case intOK:
+			return text, ""
+		case intFraction:
+			return "", fmt.Sprintf("got the string %q, which is not whole; %s", truncate(v, 40), want)
+		case intRange:
+			return "", fmt.Sprintf("got the string %q; pass a whole number between %d and %d", truncate(v, 40), math.MinInt64, math.MaxInt64)
+		}
 		if text, why := integerText(strings.TrimSpace(v)); why == intOK {
-			return "", fmt.Sprintf("got the string %q; pass the number without quotes: %s", truncate(v, 40), text)
+			return "", fmt.Sprintf("got the string %q; pass the number without spaces: %s", truncate(v, 40), text)
 		}
 		return "", fmt.Sprintf("got the string %q; %s", truncate(v, 40), want)
 	}
@@ -366,8 +381,11 @@ func renderNumber(v any) (string, string) {
 		return text, problem
 	}
 	if s, ok := v.(string); ok {
+		if isJSONNumber(s) {
+			return s, "" // a quoted number, passed on as agents-exe does
+		}
 		if isJSONNumber(strings.TrimSpace(s)) {
-			return "", fmt.Sprintf("got the string %q; pass the number without quotes: %s", truncate(s, 40), strings.TrimSpace(s))
+			return "", fmt.Sprintf("got the string %q; pass the number without spaces: %s", truncate(s, 40), strings.TrimSpace(s))
 		}
 		return "", fmt.Sprintf("got the string %q; pass a number such as 1.5", truncate(s, 40))
 	}
@@ -379,8 +397,11 @@ func renderBoolean(v any) (string, string) {
 	case bool:
 		return strconv.FormatBool(v), ""
 	case string:
+		if v == "true" || v == "false" {
+			return v, "" // a quoted boolean, passed on as agents-exe does
+		}
 		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
-			return "", fmt.Sprintf("got the string %q; pass %t without quotes", truncate(v, 40), b)
+			return "", fmt.Sprintf("got the string %q; pass %t", truncate(v, 40), b)
 		}
 		return "", fmt.Sprintf("got the string %q; pass true or false", truncate(v, 40))
 	}

@@ -113,8 +113,12 @@ func TestValidateArgsErrors(t *testing.T) {
 			[]string{`argument "x": unknown argument; this tool takes no arguments: pass {}`}},
 		{"object", testArgs, `{"path":{"a":1}}`, []string{`argument "path": got an object; pass a string`}},
 		{"array", testArgs, `{"path":["a"]}`, []string{`argument "path": got an array; pass a string`}},
-		{"integer as string", testArgs, `{"path":"a","count":"12"}`,
-			[]string{`argument "count": got the string "12"; pass the number without quotes: 12`}},
+		{"integer as string with spaces", testArgs, `{"path":"a","count":" 12"}`,
+			[]string{`argument "count": got the string " 12"; pass the number without spaces: 12`}},
+		{"integer string not whole", testArgs, `{"path":"a","count":"1.5"}`,
+			[]string{`argument "count": got the string "1.5", which is not whole; pass a whole number such as 12`}},
+		{"integer string too big", testArgs, `{"path":"a","count":"9223372036854775808"}`,
+			[]string{`argument "count": got the string "9223372036854775808"; pass a whole number between -9223372036854775808 and 9223372036854775807`}},
 		{"integer word", testArgs, `{"path":"a","count":"many"}`,
 			[]string{`argument "count": got the string "many"; pass a whole number such as 12`}},
 		{"integer fraction", testArgs, `{"path":"a","count":1.5}`,
@@ -123,12 +127,14 @@ func TestValidateArgsErrors(t *testing.T) {
 			[]string{`argument "count": got 9223372036854775808; pass a whole number between -9223372036854775808 and 9223372036854775807`}},
 		{"integer boolean", testArgs, `{"path":"a","count":true}`,
 			[]string{`argument "count": got a boolean; pass a whole number such as 12`}},
-		{"number as string", testArgs, `{"path":"a","ratio":"0.5"}`,
-			[]string{`argument "ratio": got the string "0.5"; pass the number without quotes: 0.5`}},
+		{"number string with spaces", testArgs, `{"path":"a","ratio":"0.5 "}`,
+			[]string{`argument "ratio": got the string "0.5 "; pass the number without spaces: 0.5`}},
+		{"number word", testArgs, `{"path":"a","ratio":"half"}`,
+			[]string{`argument "ratio": got the string "half"; pass a number such as 1.5`}},
 		{"number boolean", testArgs, `{"path":"a","ratio":false}`,
 			[]string{`argument "ratio": got a boolean; pass a number such as 1.5`}},
-		{"boolean as string", testArgs, `{"path":"a","verbose":"true"}`,
-			[]string{`argument "verbose": got the string "true"; pass true without quotes`}},
+		{"boolean string not JSON", testArgs, `{"path":"a","verbose":"True"}`,
+			[]string{`argument "verbose": got the string "True"; pass true`}},
 		{"boolean number", testArgs, `{"path":"a","verbose":1}`,
 			[]string{`argument "verbose": got a number; pass true or false`}},
 		{"NUL in argv", testArgs, `{"path":"a\u0000b"}`,
@@ -189,9 +195,42 @@ func TestValidateArgsGoValues(t *testing.T) {
 	if want := []string{"5", "2", "1e+21"}; !reflect.DeepEqual(inv.Argv, want) {
 		t.Errorf("Argv = %q, want %q", inv.Argv, want)
 	}
-	for _, bad := range []map[string]any{{"i": 2.5}, {"i": 1e300}, {"s": []string{"x"}}, {"n": "1"}} {
+	for _, bad := range []map[string]any{{"i": 2.5}, {"i": 1e300}, {"s": []string{"x"}}, {"n": "1 "}} {
 		if err := ValidateArgs(args, bad); err == nil {
 			t.Errorf("ValidateArgs(%v) accepted", bad)
+		}
+	}
+}
+
+// TestValidateArgsQuotedScalars: a string that parses as the declared
+// type is accepted, as agents-exe accepts it (issue 12 E); the tool gets
+// the value's canonical text.
+func TestValidateArgsQuotedScalars(t *testing.T) {
+	args := []Arg{
+		{Name: "i", BackingType: "integer", Arity: ArityOptional, Mode: ModePositional},
+		{Name: "n", BackingType: "number", Arity: ArityOptional, Mode: ModePositional},
+		{Name: "b", BackingType: "boolean", Arity: ArityOptional, Mode: ModePositional},
+	}
+	for in, want := range map[string][]string{
+		`{"i":"12","n":"0.5","b":"true"}`:   {"12", "0.5", "true"},
+		`{"i":"-3","n":"1e3","b":"false"}`:  {"-3", "1e3", "false"},
+		`{"i":"1.2e1","n":"-0","b":"true"}`: {"12", "-0", "true"},
+		`{"i":"12.0"}`:                      {"12"},
+	} {
+		values, err := DecodeArgs([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ValidateArgs(args, values); err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		inv, err := Encode(args, values)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if !reflect.DeepEqual(inv.Argv, want) {
+			t.Errorf("%s: Argv = %q, want %q", in, inv.Argv, want)
 		}
 	}
 }

@@ -22,8 +22,9 @@
 //     ignore unknown keys, but the objects v2 adds reject them, so that a
 //     misspelt timeout or sandbox key is an error rather than a silent no-op.
 //   - An "integer" arg takes a JSON number with a whole value (12, 12.0,
-//     1.2e1) within int64, passed to the tool as canonical decimal text; the
-//     string "12" is refused with the fix. "boolean" takes only true/false.
+//     1.2e1) within int64, passed to the tool as canonical decimal text, or
+//     a string that is one ("12", as agents-exe takes it); " 12" or "1.5"
+//     is refused with the fix. "boolean" takes true/false or "true"/"false".
 //     Unknown backing types are treated as "string". null counts as absent.
 //   - Env-mode arg names must map to a POSIX name that is not reserved
 //     (see EnvName); this is checked at describe time and again by Encode.

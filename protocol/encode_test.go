@@ -100,7 +100,7 @@ func TestEncodeErrors(t *testing.T) {
 		want string
 	}{
 		{"invalid values are ValidateArgs' errors", []Arg{arg("n", "integer", AritySingle, ModePositional)},
-			`{"n":"1","x":2}`, `argument "n": got the string "1"; pass the number without quotes: 1; argument "x": unknown argument; valid arguments: n`},
+			`{"n":"one","x":2}`, `argument "n": got the string "one"; pass a whole number such as 12; argument "x": unknown argument; valid arguments: n`},
 		{"env name not POSIX", []Arg{arg("a.b", "string", AritySingle, ModeEnv)},
 			`{"a.b":"x"}`, `argument "a.b": "A.B" is not a valid environment variable name (letters, digits and '_', not starting with a digit); rename the arg`},
 		{"env name starting with a digit", []Arg{arg("1x", "string", AritySingle, ModeEnv)},

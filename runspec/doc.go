@@ -40,8 +40,13 @@
 //  5. TOOLBOX_SESSION when Params.Session is set, and, for a tool whose
 //     base was filtered (sandboxed or allowlisted), the caller's AGENT_*
 //     variables.
+//  6. For a run, AGENT_SESSION_ID, AGENT_CONVERSATION_ID and AGENT_TURN_ID
+//     when the steps above left them unset, as agents-exe always sets them:
+//     the session is TOOLBOX_SESSION (else a fresh id), the conversation
+//     the session, the turn a fresh id per call.
 //
-// The result is sorted, so the same call gives the same environment.
+// The result is sorted, so the same call gives the same environment (but
+// for a generated AGENT_* id).
 //
 // # What it deliberately does not do
 //

@@ -27,12 +27,14 @@ type envSource struct {
 	declared  map[string]string
 	argEnv    []string
 	session   string
+	agentIDs  bool // set the AGENT_* ids of a run (setAgentIDs)
 }
 
 // composeEnv builds a tool's environment in the order of DESIGN.md §2, each
 // step overriding the previous: the base (allowlisted or whole caller
 // environment), the envdir, the declared environment, env-mode args, then
-// TOOLBOX_SESSION and the caller's AGENT_* variables. The result is sorted
+// TOOLBOX_SESSION and the caller's AGENT_* variables, then (for a run) the
+// AGENT_* ids the caller did not give (setAgentIDs). The result is sorted
 // "K=V" strings.
 func composeEnv(s envSource) ([]string, error) {
 	callerVars := parseEnv(s.caller)
@@ -90,6 +92,9 @@ func composeEnv(s envSource) ([]string, error) {
 				env[name] = v
 			}
 		}
+	}
+	if s.agentIDs {
+		setAgentIDs(env)
 	}
 	out := make([]string, 0, len(env))
 	for name, v := range env {

@@ -94,6 +94,7 @@ func prepare(lockDir string, t *manifest.Tool, envAllowlist []string, p Params) 
 		declared:  declaredEnvironment(t),
 		argEnv:    p.ArgEnv,
 		session:   p.Session,
+		agentIDs:  p.Verb == VerbRun,
 	}
 	if rundir != "" {
 		src.home = rundir

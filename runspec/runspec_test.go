@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -279,7 +280,62 @@ func envOf(t *testing.T, lockDir string, tool *manifest.Tool, allow []string, p 
 		}
 		m[k] = v
 	}
+	if p.Verb == VerbRun {
+		// Every run has the agent ids (TestPrepareAgentIDs checks their
+		// values); the other tests compare the rest.
+		for _, k := range []string{AgentSessionID, AgentConversationID, AgentTurnID} {
+			if m[k] == "" {
+				t.Errorf("a run's Env lacks %s", k)
+			}
+			delete(m, k)
+		}
+	}
 	return m
+}
+
+// TestPrepareAgentIDs: a run always has AGENT_SESSION_ID,
+// AGENT_CONVERSATION_ID and AGENT_TURN_ID (as agents-exe sets them), the
+// caller's values winning, sandboxed or not.
+func TestPrepareAgentIDs(t *testing.T) {
+	lockDir := t.TempDir()
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	env := func(tool *manifest.Tool, p Params) map[string]string {
+		p.Verb = VerbRun
+		_, cmd := mustPrepare(t, lockDir, tool, nil, p)
+		m := map[string]string{}
+		for _, kv := range cmd.Env {
+			k, v, _ := strings.Cut(kv, "=")
+			m[k] = v
+		}
+		return m
+	}
+	for _, tool := range []*manifest.Tool{plainTool(), sandboxedTool()} {
+		// From the toolbox session; a fresh turn per call.
+		a, b := env(tool, Params{Session: "mcp-1"}), env(tool, Params{Session: "mcp-1"})
+		if a[AgentSessionID] != "mcp-1" || a[AgentConversationID] != "mcp-1" {
+			t.Errorf("session ids = %q, %q; want the toolbox session", a[AgentSessionID], a[AgentConversationID])
+		}
+		if !uuid.MatchString(a[AgentTurnID]) || a[AgentTurnID] == b[AgentTurnID] {
+			t.Errorf("turn ids %q, %q: want a fresh UUID per call", a[AgentTurnID], b[AgentTurnID])
+		}
+		// No session at all: generated, the conversation following it.
+		c := env(tool, Params{})
+		if !uuid.MatchString(c[AgentSessionID]) || c[AgentConversationID] != c[AgentSessionID] {
+			t.Errorf("without a session: %q, %q", c[AgentSessionID], c[AgentConversationID])
+		}
+		// The caller's win.
+		d := env(tool, Params{Session: "mcp-1", CallerEnv: []string{"AGENT_SESSION_ID=s", "AGENT_CONVERSATION_ID=c", "AGENT_TURN_ID=t"}})
+		if d[AgentSessionID] != "s" || d[AgentConversationID] != "c" || d[AgentTurnID] != "t" {
+			t.Errorf("the caller's ids were replaced: %v", d)
+		}
+	}
+	// Only runs: describe, check and help get none.
+	_, cmd := mustPrepare(t, lockDir, plainTool(), nil, Params{Verb: VerbCheck, Session: "x"})
+	for _, kv := range cmd.Env {
+		if strings.HasPrefix(kv, "AGENT_") {
+			t.Errorf("check got %s", kv)
+		}
+	}
 }
 
 func TestPrepareEnvironmentBase(t *testing.T) {

@@ -57,5 +57,6 @@ func TestScripts(t *testing.T) {
 			return exec.Command("cp", "-a", defaultTB, dst).Run()
 		},
 		Condition: scriptCondition,
+		Cmds:      scriptCmds,
 	})
 }

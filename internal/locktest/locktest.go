@@ -36,7 +36,9 @@ func New(t testing.TB, hcl string, builtins ...string) *Fixture {
 	path := filepath.Join(dir, "toolbox.hcl")
 	WriteFile(t, path, hcl, 0o644)
 	l := manifest.New()
-	l.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: SHA256File(t, path)}
+	// The configuration digest is never computed while the bytes match;
+	// any well-formed digest does.
+	l.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: SHA256File(t, path), Config: SHA256File(t, path)}
 	l.Sandbox = "none"
 	l.Builtins = builtins
 	if slices.Contains(builtins, manifest.BuiltinProcess) {

@@ -47,7 +47,7 @@ func Example() {
 	fmt.Printf("%q %d %v\n", out.Output.String(), res.ExitCode, err)
 
 	// Arguments that do not match the describe document never reach Run.
-	_, err = sdk.Invoke(context.Background(), upper{}, "", []byte(`{"text": "ab", "times": "2"}`), &out)
+	_, err = sdk.Invoke(context.Background(), upper{}, "", []byte(`{"text": "ab", "times": "twice"}`), &out)
 	fmt.Println(err != nil)
 	// Output:
 	// "ABAB\n" 0 <nil>

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
 
@@ -36,8 +37,8 @@ func stampOf(fi fs.FileInfo) fileStamp {
 }
 
 // ReadLock reads the lock of toolboxFile (manifest.LockPath) and refuses,
-// with the fix, a lock that is missing or older than the toolbox file
-// (its recorded sha256 differs): DESIGN.md §4. Each tool's binary is
+// with the fix, a lock that is missing or older than the toolbox file's
+// configuration (launcher.VerifyToolboxFile): DESIGN.md §4. Each tool's binary is
 // verified later, at each start.
 func ReadLock(toolboxFile string) (*LockFile, error) {
 	path := manifest.LockPath(toolboxFile)
@@ -51,13 +52,8 @@ func ReadLock(toolboxFile string) (*LockFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	file := filepath.Join(filepath.Dir(path), filepath.FromSlash(lf.Lock.File.Path))
-	sum, err := manifest.HashFile(file)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("reading the toolbox file of %s: %w; run `toolbox lock`", path, err)
-	case sum != lf.Lock.File.SHA256:
-		return nil, fmt.Errorf("toolbox file %q changed since the lock; run `toolbox lock`", lf.Lock.File.Path)
+	if err := launcher.VerifyToolboxFile(path, lf.Lock); err != nil {
+		return nil, err
 	}
 	return lf, nil
 }

@@ -72,17 +72,26 @@ func TestInlineResultIsNotNotifiedAgain(t *testing.T) {
 // wait_seconds above 30 is capped, not refused: the schemas declare no
 // maximum (a client that validates would refuse 60), and the server caps.
 func TestWaitSecondsAreCappedNotRefused(t *testing.T) {
-	for name, schema := range map[string]json.RawMessage{"processes": processesSchema, "process_run": commandRunSchema, "process_status": commandStatusSchema} {
-		var s struct {
-			Properties map[string]map[string]any `json:"properties"`
+	l := newFixture(t).Lock
+	l.Builtins = []string{mcpnames.BuiltinProcess}
+	l.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
+	seen := 0
+	for _, d := range mcpnames.Definitions(l) {
+		switch d.Name {
+		case "processes", "process_run", "process_status":
+		default:
+			continue
 		}
-		if err := json.Unmarshal(schema, &s); err != nil {
-			t.Fatal(err)
+		seen++
+		props, _ := d.InputSchema["properties"].(map[string]any)
+		w, _ := props["wait_seconds"].(map[string]any)
+		desc, _ := w["description"].(string)
+		if _, ok := w["maximum"]; ok || !strings.Contains(desc, "capped at 30") {
+			t.Errorf("%s: wait_seconds = %v, want no maximum and the cap said", d.Name, w)
 		}
-		w := s.Properties["wait_seconds"]
-		if _, ok := w["maximum"]; ok || !strings.Contains(w["description"].(string), "capped at 30") {
-			t.Errorf("%s: wait_seconds = %v, want no maximum and the cap said", name, w)
-		}
+	}
+	if seen != 3 {
+		t.Errorf("found %d of the 3 tools with wait_seconds", seen)
 	}
 	if got := seconds(120); got != supervisor.MaxWait {
 		t.Errorf("seconds(120) = %s, want %s", got, supervisor.MaxWait)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,6 +89,9 @@ func (s *Server) processes(ctx context.Context, c *conn, r *reporter, a *process
 		list, err := s.sup.List(c.id)
 		if err != nil {
 			return fail(err)
+		}
+		if list == nil {
+			list = []supervisor.Status{} // "processes" is an array, never null
 		}
 		return structured(ProcessList{Processes: list})
 	case "status":
@@ -180,19 +184,19 @@ func familyOf(st supervisor.Status) string {
 }
 
 type commandRunArgs struct {
-	Command        string            `json:"command"`
-	Name           string            `json:"name"`
-	Label          string            `json:"label"`
-	Cwd            string            `json:"cwd"`
-	Env            map[string]string `json:"env"`
-	TimeoutSeconds float64           `json:"timeout_seconds"`
+	Command        string  `json:"command"`
+	Name           string  `json:"name"`
+	Label          string  `json:"label"`
+	Cwd            string  `json:"cwd"`
+	Env            envArg  `json:"env"`
+	TimeoutSeconds float64 `json:"timeout_seconds"`
 	// WaitSeconds is a pointer: absent means the default wait, 0 none.
 	WaitSeconds *float64 `json:"wait_seconds"`
 }
 
 func (s *Server) commandRun(ctx context.Context, c *conn, r *reporter, a *commandRunArgs) *mcp.CallToolResult {
 	cmd := supervisor.Command{
-		Cmd: a.Command, Name: a.Name, Label: a.Label, Cwd: a.Cwd, Env: a.Env,
+		Cmd: a.Command, Name: a.Name, Label: a.Label, Cwd: a.Cwd, Env: map[string]string(a.Env),
 		CallerEnv: s.opts.CallerEnv,
 		Timeout:   time.Duration(max(a.TimeoutSeconds, 0) * float64(time.Second)),
 	}
@@ -240,4 +244,33 @@ func (s *Server) commandKill(ctx context.Context, c *conn, r *reporter, a *comma
 		return failure(Failure{Tool: mcpnames.CommandKillTool, Error: "pass the process to stop (an id from process_run, or the command's name)"})
 	}
 	return s.stop(ctx, c, r, mcpnames.CommandKillTool, a.Process, a.Force)
+}
+
+// envArg is process_run's env: a list of "NAME=value" strings (what every
+// model API's strict mode can express), or, as before, an object of
+// variables. null means none.
+type envArg map[string]string
+
+// UnmarshalJSON accepts ["NAME=value", ...] or {"NAME": "value", ...}; an
+// entry without "=" or with an empty name is an error naming it.
+func (e *envArg) UnmarshalJSON(data []byte) error {
+	var list []string
+	if err := json.Unmarshal(data, &list); err == nil {
+		m := make(map[string]string, len(list))
+		for _, kv := range list {
+			name, value, ok := strings.Cut(kv, "=")
+			if !ok || name == "" {
+				return fmt.Errorf("env entry %q: write NAME=value", kv)
+			}
+			m[name] = value
+		}
+		*e = m
+		return nil
+	}
+	var m map[string]string
+	if err := json.Unmarshal(data, &m); err != nil {
+		return errors.New(`env: pass a list of "NAME=value" strings`)
+	}
+	*e = m
+	return nil
 }

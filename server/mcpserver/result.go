@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
@@ -51,6 +52,15 @@ type EventsResult struct {
 	Elided int `json:"elided"`
 	// Truncated says the tool printed more than the launcher keeps.
 	Truncated bool `json:"truncated,omitempty"`
+}
+
+// nonNil is events, or an empty list for none: EventsResult.Events is
+// an array in JSON, never null.
+func nonNil(events []launcher.Event) []launcher.Event {
+	if events == nil {
+		return []launcher.Event{}
+	}
+	return events
 }
 
 // DefaultMaxTextBytes bounds a text result (Options.MaxTextBytes).
@@ -143,10 +153,12 @@ func (s *Server) runResult(res *launcher.Result, runErr error) *mcp.CallToolResu
 	switch {
 	case res.Message != "":
 		out = s.text(res.Message)
-	case res.Events != nil:
+	case res.Events != nil || res.Framing == protocol.FramingJSONL:
+		// A jsonl tool's result is always structured (its output schema
+		// says so), no events included.
 		return structured(EventsResult{
 			Tool: res.Tool, Backend: res.Backend, Capability: res.Capability,
-			Events: res.Events, Count: len(res.Events), Truncated: res.Truncated,
+			Events: nonNil(res.Events), Count: len(res.Events), Truncated: res.Truncated,
 		})
 	case res.Binary:
 		out = &mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{

@@ -134,7 +134,7 @@ func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, 
 	}
 	ev := EventsResult{
 		Tool: res.Tool, Backend: res.Backend, Capability: res.Capability, ExitCode: res.ExitCode,
-		Events: res.Events, Count: res.Count, Elided: res.Elided,
+		Events: nonNil(res.Events), Count: res.Count, Elided: res.Elided,
 	}
 	if res.ExitCode != 0 || res.TimedOut {
 		f := Failure{
@@ -162,10 +162,10 @@ func (s *Server) pluginStream(ctx context.Context, c *conn, r *reporter, name st
 	if res == nil {
 		return errorResult(name, err)
 	}
-	if res.Events != nil && err == nil && res.ExitCode == 0 && !res.TimedOut {
+	if (res.Events != nil || res.Framing == protocol.FramingJSONL) && err == nil && res.ExitCode == 0 && !res.TimedOut {
 		ev := EventsResult{
 			Tool: res.Tool, Backend: res.Backend, Capability: res.Capability,
-			Events: res.Events, Count: len(res.Events), Truncated: res.Truncated,
+			Events: nonNil(res.Events), Count: len(res.Events), Truncated: res.Truncated,
 		}
 		if keep := s.opts.StreamKeep; len(ev.Events) > keep {
 			ev.Elided = len(ev.Events) - keep

@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolbox-dev/toolbox/catalog"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
@@ -174,47 +173,42 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// register adds every tool of the plan, and the inbox resource when the
+// register adds every tool of the lock (mcpnames.Definitions: names,
+// descriptions, input and output schemas), and the inbox resource when the
 // lock has processes.
 func (s *Server) register() {
-	specs := mcpnames.Plan(s.lock)
+	defs := mcpnames.Definitions(s.lock)
 	sends := map[string]bool{}
-	for _, sp := range specs {
-		if sp.Kind == mcpnames.KindSend {
-			sends[sp.Entry.Name] = true
+	for _, d := range defs {
+		if d.Kind == mcpnames.KindSend {
+			sends[d.Entry.Name] = true
 		}
 	}
-	for _, sp := range specs {
-		t := &mcp.Tool{Name: sp.Name}
+	for _, d := range defs {
+		t := &mcp.Tool{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema}
+		if d.OutputSchema != nil {
+			t.OutputSchema = d.OutputSchema
+		}
 		var h mcp.ToolHandler
-		switch sp.Kind {
+		switch d.Kind {
 		case mcpnames.KindEntry:
-			mode := s.lock.Tools[sp.Entry.Backend].Describe.Mode()
-			t.Description = entryDescription(sp.Entry.Description, mode, sp.Entry.Name, sends[sp.Entry.Name])
-			t.InputSchema = sp.Entry.InputSchema
-			h = s.entryHandler(sp.Entry, sends[sp.Entry.Name])
+			h = s.entryHandler(d.Entry, sends[d.Entry.Name])
 		case mcpnames.KindSend:
-			t.Description, t.InputSchema = catalog.SendDescription(sp.Entry.Name), catalog.SendSchema(sp.Input)
-			h = s.sendHandler(sp.Entry)
+			h = s.sendHandler(d.Entry)
 		case mcpnames.KindProcesses:
-			t.Description, t.InputSchema = processesDescription, processesSchema
-			h = withConn(s, sp.Name, s.processes)
+			h = withConn(s, d.Name, s.processes)
 		case mcpnames.KindInbox:
-			t.Description, t.InputSchema = inboxDescription, inboxSchema
-			h = withConn(s, sp.Name, s.inbox)
+			h = withConn(s, d.Name, s.inbox)
 			s.mcp.AddResource(&mcp.Resource{
 				URI: InboxURI, Name: "inbox", MIMEType: "application/json",
 				Description: "This session's newest mail (service events, process completions); subscribe to be told when mail arrives.",
 			}, s.readInbox)
 		case mcpnames.KindCommandRun:
-			t.Description, t.InputSchema = commandRunDescription+" "+commandConfinement(s.lockPath, s.lock.Process), commandRunSchema
-			h = withConn(s, sp.Name, s.commandRun)
+			h = withConn(s, d.Name, s.commandRun)
 		case mcpnames.KindCommandStatus:
-			t.Description, t.InputSchema = commandStatusDescription, commandStatusSchema
-			h = withConn(s, sp.Name, s.commandStatus)
+			h = withConn(s, d.Name, s.commandStatus)
 		case mcpnames.KindCommandKill:
-			t.Description, t.InputSchema = commandKillDescription, commandKillSchema
-			h = withConn(s, sp.Name, s.commandKill)
+			h = withConn(s, d.Name, s.commandKill)
 		}
 		s.mcp.AddTool(t, h)
 	}

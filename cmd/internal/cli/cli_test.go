@@ -51,7 +51,7 @@ func TestRunUsageErrors(t *testing.T) {
 		if code := Execute(root, g.IO); code != ExitUsage {
 			t.Errorf("%q: exit %d, want %d (stderr %q)", args, code, ExitUsage, errb)
 		}
-		if !strings.Contains(errb.String(), "Run 'toolbox --help' for usage.") {
+		if !strings.Contains(errb.String(), "Run 'toolbox run --help' for usage.") {
 			t.Errorf("%q: no usage hint in %q", args, errb)
 		}
 	}

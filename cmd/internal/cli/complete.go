@@ -16,7 +16,7 @@ func completeNames(g *Globals) cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		_, l, err := readLock(g)
+		_, l, err := ReadLock(g)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

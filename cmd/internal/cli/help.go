@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,7 +54,7 @@ func NewCmdHelp(g *Globals) *cobra.Command {
 				_, err := fmt.Fprint(g.IO.Out, page)
 				return err
 			}
-			lockPath, l, err := readLock(g)
+			lockPath, l, err := ReadLock(g)
 			if err != nil {
 				return fmt.Errorf("%q is neither a command, a help topic nor a tool: %w", args[0], err)
 			}
@@ -62,6 +63,9 @@ func NewCmdHelp(g *Globals) *cobra.Command {
 				return err
 			}
 			text, err := launcher.Help(context.Background(), abs, l, args[0], os.Environ())
+			if errors.Is(err, launcher.ErrNeedsConfigParser) && g.Delegate != nil {
+				return g.Delegate() // toolbox-core verifies the configuration
+			}
 			if err != nil {
 				return err
 			}
@@ -123,7 +127,8 @@ const exitCodesHelp = `Exit codes:
 
   0    ok
   1    error (a bad toolbox file, a tool that cannot be locked, ...)
-  2    usage; check --probe: a required capability has no usable backend
+  2    usage; check, check --probe and lock (after writing the lock): a
+       required capability has no usable backend
   3    lock --check and fmt --check: something would change
   run passes the tool's own exit code through, and uses
   124  the call timed out; the tool's process group was stopped

@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -18,6 +17,8 @@ import (
 type ListOptions struct {
 	*Globals
 	JSON bool
+	// All adds the backends: tools capabilities hide from the model.
+	All bool
 }
 
 // NewCmdList builds the list command; runF, when not nil, replaces its run
@@ -36,42 +37,32 @@ func NewCmdList(g *Globals, runF func(*ListOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print entries as JSON, input schemas included")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "also list the backends: tools a capability serves, which a model does not see")
 	return cmd
 }
 
-// readLock reads the lock of the toolbox file, saying how to make one.
-func readLock(g *Globals) (string, *manifest.Lock, error) {
-	path := manifest.LockPath(g.ToolboxFile())
-	l, err := manifest.Read(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return path, nil, WithCode(ExitError, fmt.Errorf("%s does not exist; run `toolbox lock` first", path))
-	}
-	if err != nil && !strings.Contains(err.Error(), "toolbox lock") {
-		// A lock that does not decode was edited or cut short: only
-		// `toolbox lock` writes it.
-		err = fmt.Errorf("%w; run `toolbox lock` to write it again", err)
-	}
-	return path, l, err
-}
-
 // loadCatalog reads the lock and says what a model sees of it, printing a
-// warning for each capability left out.
-func loadCatalog(g *Globals) ([]catalog.Entry, error) {
-	_, l, err := readLock(g)
+// warning for each capability left out. It returns the lock too.
+func loadCatalog(g *Globals) ([]catalog.Entry, *manifest.Lock, error) {
+	_, l, err := ReadLock(g)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	entries, warnings := catalog.Build(l)
 	for _, w := range warnings {
 		fmt.Fprintf(g.IO.Err, "warning: %s\n", w)
 	}
-	return entries, nil
+	return entries, l, nil
 }
 
 func listRun(opts *ListOptions) error {
-	entries, err := loadCatalog(opts.Globals)
+	entries, l, err := loadCatalog(opts.Globals)
 	if err != nil {
 		return err
+	}
+	if opts.All {
+		entries = append(entries, catalog.Backends(l)...)
+		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	}
 	if opts.JSON {
 		if entries == nil {
@@ -82,54 +73,16 @@ func listRun(opts *ListOptions) error {
 	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tKIND\tBACKEND\tMODE\tSTATUS\tDESCRIPTION")
 	for _, e := range entries {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ModelName, e.Kind, e.Backend, e.Mode, e.Status, summary(e.Description))
+		desc := summary(e.Description)
+		if e.Kind == catalog.KindBackend {
+			desc = fmt.Sprintf("(backend of %s) %s", strings.Join(e.Capabilities, ", "), desc)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ModelName, e.Kind, e.Backend, e.Mode, e.Status, desc)
 		if e.Send != nil {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Send.ModelName, "send", e.Backend, e.Mode, e.Status, summary(e.Send.Description))
 		}
 	}
 	return w.Flush()
-}
-
-// SchemaOptions are the inputs of the schema command.
-type SchemaOptions struct{ *Globals }
-
-// NewCmdSchema builds the schema command; runF, when not nil, replaces its run
-// (tests check flag parsing with it).
-func NewCmdSchema(g *Globals, runF func(*SchemaOptions) error) *cobra.Command {
-	opts := &SchemaOptions{Globals: g}
-	return &cobra.Command{
-		Use:   "schema",
-		Short: "Print the tool definitions a model is given (name, description, input schema; services' send companions included) as JSON",
-		Args:  NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return schemaRun(opts)
-		},
-	}
-}
-
-// modelTool is the common shape of a tool definition for a model.
-type modelTool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	InputSchema map[string]any `json:"input_schema"`
-}
-
-func schemaRun(opts *SchemaOptions) error {
-	entries, err := loadCatalog(opts.Globals)
-	if err != nil {
-		return err
-	}
-	out := make([]modelTool, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, modelTool{Name: e.ModelName, Description: e.Description, InputSchema: e.InputSchema})
-		if e.Send != nil {
-			out = append(out, modelTool{Name: e.Send.ModelName, Description: e.Send.Description, InputSchema: e.Send.InputSchema})
-		}
-	}
-	return WriteJSON(opts.IO.Out, out)
 }
 
 // summary is the first sentence of a description, at most 80 bytes (cut

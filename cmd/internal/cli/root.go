@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -97,9 +98,12 @@ func (g *Globals) ToolboxFile() string {
 func Execute(root *cobra.Command, io IOStreams) int {
 	defer flushTerminal(io.Err)
 	defer flushTerminal(io.Out)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return ExitOK
+	}
+	if cmd == nil {
+		cmd = root
 	}
 	code := ExitError
 	var ce *CodeError
@@ -115,7 +119,7 @@ func Execute(root *cobra.Command, io IOStreams) int {
 		fmt.Fprintf(io.Err, "error: %s\n", msg)
 	}
 	if ce == nil && code == ExitUsage {
-		fmt.Fprintf(io.Err, "Run '%s --help' for usage.\n", root.CommandPath())
+		fmt.Fprintf(io.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
 }
@@ -135,7 +139,10 @@ then runs tools only as the lock says.
   toolbox run NAME        run a tool or capability with --args '{...}'`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints what `toolbox version` prints.
+		Version: Version(),
 	}
+	root.SetVersionTemplate(versionLine())
 	root.SetIn(g.IO.In)
 	root.SetOut(g.IO.Out)
 	root.SetErr(g.IO.Err)
@@ -161,14 +168,45 @@ then runs tools only as the lock says.
 	return root
 }
 
-// ExactArgs is cobra.ExactArgs returning a usage error.
+// ExactArgs wants n positional arguments and returns a usage error naming
+// what is missing, from the words of the command's Use ("run NAME" misses
+// NAME), or the first argument too many. A command may say more about its
+// arguments in its Annotations[ArgsAnnotation], added to the "missing"
+// message.
 func ExactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return &UsageError{Err: err}
+		switch {
+		case len(args) < n:
+			missing := "an argument"
+			if names := argNames(cmd.Use); len(args) < len(names) {
+				missing = strings.Join(names[len(args):min(n, len(names))], " ")
+			}
+			if what := cmd.Annotations[ArgsAnnotation]; what != "" {
+				missing += ", " + what
+			}
+			return &UsageError{Err: fmt.Errorf("missing %s; usage: %s", missing, cmd.UseLine())}
+		case len(args) > n:
+			return &UsageError{Err: fmt.Errorf("unexpected argument %q; usage: %s", args[n], cmd.UseLine())}
 		}
 		return nil
 	}
+}
+
+// ArgsAnnotation is the key of a command's annotation that says what its
+// positional arguments are, for ExactArgs' message.
+const ArgsAnnotation = "toolbox/args"
+
+// argNames are the positional argument names of a Use line: the words
+// after the command's name up to the first flag, quotes removed.
+func argNames(use string) []string {
+	var names []string
+	for _, w := range strings.Fields(use)[1:] {
+		if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[") {
+			break
+		}
+		names = append(names, strings.Trim(w, `'"`))
+	}
+	return names
 }
 
 // NoArgs refuses positional arguments with a usage error.

@@ -43,6 +43,7 @@ bad arguments), 126 when the binary cannot be executed, 127 when it is missing.
 With --json, an envelope (tool, backend, exit_code, result or events, error) is
 printed instead.`,
 		Args:              ExactArgs(1),
+		Annotations:       map[string]string{ArgsAnnotation: "the tool or capability to run (`toolbox list` shows the names)"},
 		ValidArgsFunction: completeNames(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -87,13 +88,18 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	lockPath, l, err := readLock(opts.Globals)
+	lockPath, l, err := ReadLock(opts.Globals)
 	if err != nil {
 		return opts.refused(err)
 	}
 	// Hand the call to toolbox-core before anything is consumed (stdin)
-	// when this binary cannot run the tool as the lock says.
+	// when this binary cannot run the tool as the lock says: its toolbox
+	// file's bytes changed (only the HCL parser tells whether its
+	// configuration did), or the tool needs a validator or the plugin host.
 	if opts.Delegate != nil {
+		if launcher.ToolboxFileBytesChanged(lockPath, l) {
+			return opts.Delegate()
+		}
 		if tool, _, rerr := launcher.Resolve(l, opts.Name, backends); rerr == nil {
 			candidates := []string{tool}
 			if c := l.Capabilities[opts.Name]; c != nil && len(c.FallbackOn) > 0 {

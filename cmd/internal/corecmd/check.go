@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
 
@@ -33,7 +33,11 @@ func NewCmdCheck(g *cli.Globals, runF func(*CheckOptions) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check that the toolbox file and its lock load (--probe: run every probe now)",
-		Long: `check exits 0 when the toolbox file and its lock load and agree, 1 otherwise.
+		Long: `check verifies what ` + "`toolbox run`" + ` verifies, for every tool, without running
+any: the toolbox file loads and its configuration is the locked one, and
+each tool's binary has its locked sha256 and platform. Each problem is
+printed with the message run would give; it exits 1 when there is one, 2
+when a required capability has no usable backend in the lock, else 0.
 
 With --probe it runs every probe now, as lock would, without writing anything,
 and reports per capability the active backend and every candidate with its
@@ -41,6 +45,9 @@ status (ok, failed, unverified, skipped), time, detail and fix. It exits 2 when
 a required capability has no active backend, 1 when a tool cannot be locked.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.JSON && !opts.Probe {
+				return &cli.UsageError{Err: errors.New("--json needs --probe: only the probe report is printed as JSON")}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -51,33 +58,60 @@ a required capability has no active backend, 1 when a tool cannot be locked.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Probe, "probe", false, "run every probe now and report")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the probe report as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "with --probe: print the probe report as JSON")
 	cmd.Flags().DurationVar(&opts.ProbeTimeout, "probe-timeout", 0, "bound each describe and check (default 10s for describe, 30s for check)")
 	return cmd
 }
 
 func checkRun(opts *CheckOptions) error {
 	file := opts.ToolboxFile()
+	if err := opts.NeedToolboxFile(); err != nil {
+		return err
+	}
 	if _, err := compiler.Load(file); err != nil {
 		return err
 	}
-	lockPath := manifest.LockPath(file)
-	l, err := manifest.Read(lockPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s does not exist; run `toolbox lock`", lockPath)
-	}
+	lockPath, l, err := cli.ReadLock(opts.Globals)
 	if err != nil {
 		return err
 	}
-	sum, err := manifest.HashFile(filepath.Join(filepath.Dir(lockPath), l.File.Path))
+	abs, err := filepath.Abs(lockPath)
 	if err != nil {
 		return err
 	}
-	if sum != l.File.SHA256 {
-		return fmt.Errorf("%s changed since it was locked; run `toolbox lock`", file)
+	// What run would refuse, with run's words: each problem on its line.
+	problems, unusable := launcher.CheckLock(abs, l)
+	for _, p := range problems {
+		fmt.Fprintf(opts.IO.Err, "error: %v\n", p)
+	}
+	if len(problems) > 0 {
+		return cli.WithCode(cli.ExitError, nil)
+	}
+	for _, u := range unusable {
+		fmt.Fprintf(opts.IO.Err, "note: run refuses it: %v\n", u)
+	}
+	if name := requiredWithoutBackend(l); name != "" {
+		return cli.WithCode(cli.ExitUsage, requiredError(name))
 	}
 	fmt.Fprintf(opts.IO.Err, "%s and %s load and agree (%d tools, %d capabilities)\n", file, lockPath, len(l.Tools), len(l.Capabilities))
 	return nil
+}
+
+// requiredWithoutBackend is the first required capability of l (by name)
+// that has no usable backend, or "".
+func requiredWithoutBackend(l *manifest.Lock) string {
+	for _, name := range cli.SortedKeys(l.Capabilities) {
+		if c := l.Capabilities[name]; c != nil && c.Required && len(c.UsableBackends(l.Tools)) == 0 {
+			return name
+		}
+	}
+	return ""
+}
+
+// requiredError is the error of lock, check and check --probe (exit 2)
+// when a required capability has no usable backend.
+func requiredError(name string) error {
+	return fmt.Errorf("required capability %q has no usable backend; see the fixes above, or run `toolbox check --probe`", name)
 }
 
 // probeReport is the --json shape of check --probe.
@@ -107,6 +141,9 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if err := opts.NeedToolboxFile(); err != nil {
+		return err
+	}
 	cfg, err := compiler.Load(opts.ToolboxFile())
 	if err != nil {
 		return err
@@ -122,7 +159,7 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 	}
 	for _, c := range rep.Capabilities {
 		if c.Required && c.Active == "" {
-			return cli.WithCode(cli.ExitUsage, fmt.Errorf("required capability %q has no usable backend; see the fixes above", c.Capability))
+			return cli.WithCode(cli.ExitUsage, requiredError(c.Capability))
 		}
 	}
 	if len(res.Errs) > 0 {

@@ -2,13 +2,32 @@ package corecmd
 
 import (
 	"bytes"
+	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/launcher"
 )
+
+func TestMain(m *testing.M) {
+	// As Main does: this binary verifies toolbox files by configuration.
+	launcher.ConfigDigest = compiler.ConfigDigestFile
+	os.Exit(m.Run())
+}
+
+// configDigest is the configuration digest of the toolbox file at path.
+func configDigest(t *testing.T, path string) string {
+	t.Helper()
+	d, err := compiler.ConfigDigestFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
 
 func testGlobals() *cli.Globals {
 	return &cli.Globals{IO: cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}}

@@ -33,6 +33,9 @@ writes nothing, lists the files that are not formatted and exits 3.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
 			if len(opts.Files) == 0 {
+				if err := opts.NeedToolboxFile(); err != nil {
+					return err
+				}
 				opts.Files = []string{opts.ToolboxFile()}
 			}
 			if runF != nil {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -24,6 +25,8 @@ type LockOptions struct {
 	Check        bool
 	ReadOnly     bool
 	ProbeTimeout time.Duration
+	// JSON prints a lockReport on stdout instead of the summary on stderr.
+	JSON bool
 }
 
 // NewCmdLock builds the lock command; runF, when not nil, replaces its run
@@ -41,7 +44,11 @@ file, atomically and in canonical form.
 With --check it writes nothing: it exits 3 and says what changed when the lock
 on disk is missing or differs from what lock would write. --readonly is the
 same verification for an environment that must never change the lock: it
-fails with exit 1 instead.`,
+fails with exit 1 instead.
+
+It exits 2, after writing the lock, when a required capability has no usable
+backend (as check --probe does). On a terminal it names each tool as its
+probes finish; --json prints the lock's path and every probe result as JSON.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -53,12 +60,26 @@ fails with exit 1 instead.`,
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "verify the lock is up to date; exit 3 on drift, write nothing")
 	cmd.Flags().BoolVar(&opts.ReadOnly, "readonly", false, "verify the lock without ever writing it; exit 1 when it would change")
 	cmd.Flags().DurationVar(&opts.ProbeTimeout, "probe-timeout", 0, "bound each describe and check (default 10s for describe, 30s for check)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the lock's path, what changed and every probe result as JSON on stdout")
 	return cmd
+}
+
+// lockReport is the --json output of lock: the lock's path, whether it was
+// written (false with --check and --readonly), what --check found changed
+// (empty when up to date), and the probe report of check --probe.
+type lockReport struct {
+	Lock    string   `json:"lock"`
+	Written bool     `json:"written"`
+	Changes []string `json:"changes"`
+	probeReport
 }
 
 func lockRun(ctx context.Context, opts *LockOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if err := opts.NeedToolboxFile(); err != nil {
+		return err
 	}
 	file := opts.ToolboxFile()
 	cfg, err := compiler.Load(file)
@@ -68,7 +89,11 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 	for _, n := range cfg.Notes {
 		fmt.Fprintf(opts.IO.Err, "note: %s\n", n)
 	}
-	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout})
+	copts := compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout}
+	if cli.IsTerminal(opts.IO.Err) {
+		copts.OnProbe = progress(opts.IO.Err, len(cfg.Tools))
+	}
+	res := compiler.Compile(ctx, cfg, copts)
 	if len(res.Errs) > 0 {
 		return errors.New(joinErrs(fmt.Sprintf("cannot lock %s; the lock file was not changed:", file), res.Errs))
 	}
@@ -77,8 +102,17 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 		return err
 	}
 	path := manifest.LockPath(file)
+	rep := lockReport{Lock: path, Changes: []string{}, probeReport: buildProbeReport(res)}
 	if opts.Check || opts.ReadOnly {
-		err := checkDrift(opts, path, res.Lock, data)
+		changes, err := checkDrift(opts, path, res.Lock, data)
+		if changes != nil {
+			rep.Changes = changes
+		}
+		if opts.JSON {
+			if werr := cli.WriteJSON(opts.IO.Out, rep); werr != nil {
+				return werr
+			}
+		}
 		var ce *cli.CodeError
 		if opts.ReadOnly && errors.As(err, &ce) {
 			return fmt.Errorf("--readonly: the lock would change: %w", ce.Err)
@@ -88,25 +122,63 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 	if err := manifest.Write(path, res.Lock); err != nil {
 		return err
 	}
-	printLockSummary(opts, res, path)
+	rep.Written = true
+	if opts.JSON {
+		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {
+			return err
+		}
+	} else {
+		printLockSummary(opts, res, path)
+	}
+	if name := requiredWithoutBackend(res.Lock); name != "" {
+		return cli.WithCode(cli.ExitUsage, fmt.Errorf("%s was written, but %w", path, requiredError(name)))
+	}
 	return nil
 }
 
-// checkDrift compares what lock would write with the lock on disk.
-func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte) error {
+// progress prints one line per tool as its probes finish: "[3/18] name:
+// status (mechanism, 120ms)". Only for a terminal: a log stays as it was.
+func progress(w io.Writer, total int) func(*compiler.ToolReport) {
+	done := 0
+	return func(r *compiler.ToolReport) {
+		done++
+		how := r.Duration.Round(time.Millisecond).String()
+		if r.Mechanism != "" {
+			how = r.Mechanism + ", " + how
+		}
+		fmt.Fprintf(w, "[%d/%d] %s: %s (%s)\n", done, total, r.Name, r.Status, how)
+	}
+}
+
+// checkDrift compares what lock would write with the lock on disk; it
+// returns what changed (nil when up to date) and the error of --check.
+func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte) ([]string, error) {
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cli.WithCode(cli.ExitDrift, fmt.Errorf("%s does not exist; run `toolbox lock` and commit it", path))
+		return []string{"no lock file"}, cli.WithCode(cli.ExitDrift, fmt.Errorf("%s does not exist; run `toolbox lock` and commit it", path))
 	}
 	if err != nil {
-		return err
+		return nil, err
+	}
+	prev, perr := manifest.Unmarshal(old)
+	if perr == nil && prev.File.Path == lock.File.Path && prev.File.Config == lock.File.Config && prev.File.SHA256 != lock.File.SHA256 {
+		// Only the toolbox file's bytes changed (a comment, toolbox fmt):
+		// its configuration is the locked one, which is no drift.
+		same := *lock
+		same.File.SHA256 = prev.File.SHA256
+		if data, err = manifest.Marshal(&same); err != nil {
+			return nil, err
+		}
+		lock = &same
 	}
 	if bytes.Equal(old, data) {
-		fmt.Fprintf(opts.IO.Err, "%s is up to date\n", path)
-		return nil
+		if !opts.JSON {
+			fmt.Fprintf(opts.IO.Err, "%s is up to date\n", path)
+		}
+		return nil, nil
 	}
 	var changes []string
-	if prev, perr := manifest.Unmarshal(old); perr == nil {
+	if perr == nil {
 		changes = manifest.Diff(prev, lock)
 	} else {
 		changes = []string{fmt.Sprintf("the lock on disk does not load: %v", perr)}
@@ -115,7 +187,7 @@ func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte
 		changes = []string{"the lock on disk is not in canonical form"}
 	}
 	msg := fmt.Sprintf("%s is out of date; run `toolbox lock`:\n  %s", path, strings.Join(changes, "\n  "))
-	return cli.WithCode(cli.ExitDrift, errors.New(msg))
+	return changes, cli.WithCode(cli.ExitDrift, errors.New(msg))
 }
 
 func printLockSummary(opts *LockOptions, res *compiler.Result, path string) {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/compiler"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
@@ -22,6 +23,10 @@ import (
 // clients are cleaned up before it returns.
 func Main() int {
 	sandbox.Init()
+	// This binary links the HCL parser: a toolbox file whose bytes changed
+	// is verified by its configuration (the toolbox binary hands such calls
+	// over).
+	launcher.ConfigDigest = compiler.ConfigDigestFile
 	defer plugin.CleanupClients()
 	io := cli.TerminalSafe(cli.IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	root := NewRoot(io)
@@ -33,7 +38,7 @@ func Main() int {
 // binary, run with the validator and plugin host, and the core commands.
 func NewRoot(io cli.IOStreams) *cobra.Command {
 	g := &cli.Globals{IO: io, CompileSchema: compileSchema, Plugins: pluginrun.Runner{}}
-	return cli.NewRoot(g,
+	root := cli.NewRoot(g,
 		func(g *cli.Globals) *cobra.Command { return NewCmdLock(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdCheck(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdDescribe(g, nil) },
@@ -41,7 +46,20 @@ func NewRoot(io cli.IOStreams) *cobra.Command {
 		func(g *cli.Globals) *cobra.Command { return NewCmdMCP(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdServe(g, nil) },
 	)
+	root.Short = "The half of toolbox that links the compiler, the validator, the plugin host and the MCP server"
+	root.Long = coreLong
+	return root
 }
+
+// coreLong is what `toolbox-core --help` says it is.
+const coreLong = `toolbox-core is the companion binary of toolbox. It holds what the toolbox
+binary leaves out so that ` + "`toolbox run`" + ` starts fast: the HCL compiler (lock,
+check, fmt, describe), the JSON Schema validator, the go-plugin host and the
+MCP server (mcp, serve). toolbox hands it those commands, and the runs that
+need a validator or a plugin host, by exec; keep it beside toolbox or on PATH.
+
+Its commands are toolbox's own, with the same flags and exit codes:
+` + "`toolbox-core lock`" + ` is ` + "`toolbox lock`" + `. Run toolbox instead; see ` + "`toolbox --help`" + `.`
 
 func compileSchema(schema json.RawMessage) (launcher.EventValidator, error) {
 	return validate.CompileEventSchema(schema)

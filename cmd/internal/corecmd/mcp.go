@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
+	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/health"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -90,6 +90,9 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.NeedToolboxFile(); err != nil {
+		return err
+	}
 	lockPath, l, err := freshLock(opts.ToolboxFile())
 	if err != nil {
 		return err
@@ -118,7 +121,7 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mcpserver.New(mcpserver.Options{
 		LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: env, Backends: backends,
-		Logger: logger, Version: buildVersion(),
+		Logger: logger, Version: cli.Version(),
 	})
 	if err != nil {
 		closeSupervisor(opts, sup)
@@ -146,7 +149,8 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 }
 
 // freshLock reads the lock of toolboxFile and refuses it, with the fix,
-// when it is missing or the toolbox file changed since (DESIGN.md §4).
+// when it is missing or the toolbox file's configuration changed since
+// (launcher.VerifyToolboxFile, DESIGN.md §4).
 // Each tool's binary is verified at each call.
 func freshLock(toolboxFile string) (string, *manifest.Lock, error) {
 	lockPath := manifest.LockPath(toolboxFile)
@@ -160,13 +164,8 @@ func freshLock(toolboxFile string) (string, *manifest.Lock, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	file := filepath.Join(filepath.Dir(lockPath), filepath.FromSlash(l.File.Path))
-	sum, err := manifest.HashFile(file)
-	switch {
-	case err != nil:
-		return "", nil, fmt.Errorf("reading the toolbox file of %s: %w; run `toolbox lock`", lockPath, err)
-	case sum != l.File.SHA256:
-		return "", nil, fmt.Errorf("toolbox file %q changed since the lock; run `toolbox lock`", l.File.Path)
+	if err := launcher.VerifyToolboxFile(lockPath, l); err != nil {
+		return "", nil, err
 	}
 	return lockPath, l, nil
 }
@@ -249,13 +248,4 @@ func backendOverrides(list []string) (map[string]string, error) {
 
 func compileSupervisorSchema(schema json.RawMessage) (supervisor.EventValidator, error) {
 	return validate.CompileEventSchema(schema)
-}
-
-// buildVersion is the module version the binary was built from, "devel"
-// when unknown.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }

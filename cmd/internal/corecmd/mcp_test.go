@@ -53,6 +53,7 @@ func mcpFixture(t *testing.T) string {
 	l := manifest.New()
 	l.Sandbox = "none"
 	l.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: write(hcl, "sandbox = \"none\"\ntool \"greet\" { path = \"greet\" }\n", 0o644)}
+	l.File.Config = configDigest(t, hcl)
 	l.Tools["greet"] = &manifest.Tool{
 		Kind: "exec", Path: "greet", SHA256: write(tool, "#!/bin/sh\necho \"hello $2\"\n", 0o755),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, Protocol: 1,
@@ -122,11 +123,18 @@ func TestMCPRefusesStaleLock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fresh lock: %v", err) // stdin is empty: it serves nothing and returns
 	}
+	// A comment and another layout: the configuration is the locked one.
+	if err := os.WriteFile(hcl, []byte("# a comment\nsandbox = \"none\"\n\ntool \"greet\" {\n  path = \"greet\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := mcpRun(context.Background(), &MCPOptions{Globals: g}); err != nil {
+		t.Fatalf("a comment refused the lock: %v", err)
+	}
 	if err := os.WriteFile(hcl, []byte("# changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	err = mcpRun(context.Background(), &MCPOptions{Globals: g})
-	if err == nil || !strings.Contains(err.Error(), `toolbox file "toolbox.hcl" changed since the lock; run `+"`toolbox lock`") {
+	if err == nil || !strings.Contains(err.Error(), `toolbox file "toolbox.hcl" changed (configuration sha256 `) || !strings.Contains(err.Error(), "run `toolbox lock`") {
 		t.Errorf("stale lock: %v", err)
 	}
 	if out := g.IO.Out.(*bytes.Buffer).String(); out != "" {

@@ -114,6 +114,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.NeedToolboxFile(); err != nil {
+		return err
+	}
 	lf, err := daemon.ReadLock(opts.ToolboxFile())
 	if err != nil {
 		return err

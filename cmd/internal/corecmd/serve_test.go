@@ -67,7 +67,7 @@ func serveGlobals(t *testing.T, withLock bool) (*cli.Globals, *lockedBuffer) {
 			t.Fatal(err)
 		}
 		l := manifest.New()
-		l.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: sum}
+		l.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: sum, Config: configDigest(t, hcl)}
 		l.Sandbox = "none"
 		l.Builtins = []string{"process"}
 		l.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/toolbox-dev/toolbox/manifest"
+)
+
+// NoToolboxFileError says the toolbox file to use does not exist, where it
+// was looked for, where its name came from, and how to name another one.
+type NoToolboxFileError struct {
+	// Path is the toolbox file looked for; From says where its name came
+	// from: "-f", "TOOLBOX_FILE" or "" (the default, ./toolbox.hcl).
+	Path, From string
+}
+
+func (e *NoToolboxFileError) Error() string {
+	fix := "name one with -f FILE or TOOLBOX_FILE=FILE"
+	if e.From == "" {
+		dir, err := os.Getwd()
+		if err != nil {
+			dir = "."
+		}
+		return fmt.Sprintf("no toolbox file found: there is no %s in %s; %s", e.Path, dir, fix)
+	}
+	return fmt.Sprintf("no toolbox file found: %s (from %s) does not exist; %s", e.Path, e.From, fix)
+}
+
+// NeedToolboxFile returns a *NoToolboxFileError when the toolbox file
+// (ToolboxFile) does not exist, else nil. Commands that read the toolbox
+// file or its lock call it first, so that a user in the wrong directory is
+// told about the file, not about a missing lock.
+func (g *Globals) NeedToolboxFile() error {
+	path := g.ToolboxFile()
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	from := ""
+	switch {
+	case g.File != "":
+		from = "-f"
+	case os.Getenv("TOOLBOX_FILE") != "":
+		from = "TOOLBOX_FILE"
+	}
+	return &NoToolboxFileError{Path: path, From: from}
+}
+
+// ReadLock reads the lock of the toolbox file (manifest.LockPath), saying
+// what to do when there is none: name a toolbox file (NeedToolboxFile),
+// or run `toolbox lock`. A lock that does not decode says to write it
+// again. It returns the lock's path as given (relative or not).
+func ReadLock(g *Globals) (string, *manifest.Lock, error) {
+	path := manifest.LockPath(g.ToolboxFile())
+	l, err := manifest.Read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if nerr := g.NeedToolboxFile(); nerr != nil {
+			return path, nil, nerr
+		}
+		return path, nil, WithCode(ExitError, fmt.Errorf("%s does not exist; run `toolbox lock` first", path))
+	}
+	if err != nil && !strings.Contains(err.Error(), "toolbox lock") {
+		// A lock that does not decode was edited or cut short: only
+		// `toolbox lock` writes it.
+		err = fmt.Errorf("%w; run `toolbox lock` to write it again", err)
+	}
+	return path, l, err
+}
