@@ -37,7 +37,7 @@ func TestInlineResultIsNotNotifiedAgain(t *testing.T) {
 	f := newFixture(t)
 	f.Lock.Builtins = []string{mcpnames.BuiltinProcess}
 	f.Lock.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
-	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" {}\n")
+	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" { unconfined = true }\n")
 	e := f.start(t, nil)
 	if err := e.cs.SetLoggingLevel(ctx(t), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestWaitSecondsAreCappedNotRefused(t *testing.T) {
 	l.Builtins = []string{mcpnames.BuiltinProcess}
 	l.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
 	seen := 0
-	for _, d := range mcpnames.Definitions(l) {
+	for _, d := range mcpnames.Definitions(l, t.TempDir()) {
 		switch d.Name {
 		case "processes", "process_run", "process_status":
 		default:
@@ -99,7 +99,7 @@ func TestWaitSecondsAreCappedNotRefused(t *testing.T) {
 	f := newFixture(t)
 	f.Lock.Builtins = []string{mcpnames.BuiltinProcess}
 	f.Lock.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
-	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" {}\n")
+	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" { unconfined = true }\n")
 	e := f.start(t, nil)
 	var st supervisor.Status
 	res := e.call("process_run", map[string]any{"command": "echo hi", "wait_seconds": 90})

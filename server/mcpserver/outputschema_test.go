@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"github.com/toolbox-dev/toolbox/manifest"
 	"strings"
 	"testing"
 
@@ -20,7 +21,8 @@ import (
 func TestOutputSchemas(t *testing.T) {
 	f := newFixture(t)
 	f.Lock.Builtins = []string{mcpnames.BuiltinProcess}
-	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" {}\n")
+	f.Lock.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
+	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" { unconfined = true }\n")
 	jsonl := &protocol.Process{Output: &protocol.Output{Framing: protocol.FramingJSONL}}
 	f.AddTool(t, "events", `echo '{"a":1}'`, v2("events", jsonl, arg("who", protocol.ArityOptional)))
 	f.AddTool(t, "quiet", `exit 0`, v2("quiet", jsonl))

@@ -235,7 +235,7 @@ func TestBackgroundCommands(t *testing.T) {
 	f := newFixture(t)
 	f.Lock.Builtins = []string{mcpnames.BuiltinProcess}
 	f.Lock.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
-	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" {}\n")
+	rehash(t, f, "sandbox = \"none\"\nbuiltin \"process\" { unconfined = true }\n")
 	e := f.start(t, nil)
 
 	var st supervisor.Status

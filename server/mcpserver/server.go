@@ -177,7 +177,7 @@ func New(opts Options) (*Server, error) {
 // descriptions, input and output schemas), and the inbox resource when the
 // lock has processes.
 func (s *Server) register() {
-	defs := mcpnames.Definitions(s.lock)
+	defs := mcpnames.Definitions(s.lock, filepath.Dir(s.lockPath))
 	sends := map[string]bool{}
 	for _, d := range defs {
 		if d.Kind == mcpnames.KindSend {

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/catalog/modelschema"
+	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
@@ -101,7 +103,7 @@ func schemaRun(opts *SchemaOptions) error {
 	if err != nil {
 		return err
 	}
-	defs := mcpnames.Definitions(l)
+	defs := mcpnames.Definitions(l, filepath.Dir(manifest.LockPath(opts.ToolboxFile())))
 	format := modelschema.Format(opts.Format)
 	var out []any
 	strictTools, optional, unions := 0, 0, 0

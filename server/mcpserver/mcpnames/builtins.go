@@ -3,7 +3,6 @@ package mcpnames
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -57,8 +56,8 @@ const commandRunDescription = `Run a shell command in the background. ` +
 // commandConfinement tells the model where its background commands run:
 // the sandbox of the lock's builtin "process" (paths resolved against the
 // lock's directory), or unsandboxed.
-func commandConfinement(lockPath string, pb *manifest.ProcessBuiltin) string {
-	spec, err := runspec.ProcessSpec(filepath.Dir(lockPath), pb)
+func commandConfinement(lockDir string, pb *manifest.ProcessBuiltin) string {
+	spec, err := runspec.ProcessSpec(lockDir, pb)
 	switch {
 	case err != nil:
 		return "It cannot run: " + err.Error() + "."

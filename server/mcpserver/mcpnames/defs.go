@@ -24,8 +24,10 @@ type Definition struct {
 }
 
 // Definitions lists the MCP tools of l, sorted by name (Plan), each with
-// its description and schemas.
-func Definitions(l *manifest.Lock) []Definition {
+// its description and schemas. lockDir is the lock's directory: the paths
+// of a confined builtin "process" are resolved against it for process_run's
+// description.
+func Definitions(l *manifest.Lock, lockDir string) []Definition {
 	specs := Plan(l)
 	sends := map[string]bool{}
 	for _, sp := range specs {
@@ -50,7 +52,7 @@ func Definitions(l *manifest.Lock) []Definition {
 		case KindInbox:
 			d.Description, d.InputSchema, d.OutputSchema = inboxDescription, schemaOf(inboxSchema), orFailure(inboxPageSchema)
 		case KindCommandRun:
-			d.Description, d.InputSchema, d.OutputSchema = commandRunDescription, schemaOf(commandRunSchema), orFailure(statusSchema)
+			d.Description, d.InputSchema, d.OutputSchema = commandRunDescription+" "+commandConfinement(lockDir, l.Process), schemaOf(commandRunSchema), orFailure(statusSchema)
 		case KindCommandStatus:
 			d.Description, d.InputSchema, d.OutputSchema = commandStatusDescription, schemaOf(commandStatusSchema), orFailure(statusSchema)
 		case KindCommandKill:
