@@ -136,3 +136,24 @@ func pending(f *os.File) int {
 	})
 	return n
 }
+
+// CopyOutput copies r, the read end of a child's output pipe, to dst with
+// the rule Start keeps for a Command's output, for callers that start the
+// child themselves (Cmd): everything up to end of file, and once exited is
+// closed (the child has exited and its tree was killed), at most
+// drainGrace more of waiting, after which the bytes then in the pipe are
+// read and the copy ends; cut reports that ending (see
+// Process.OutputCut). It closes r and returns when the copy is over. A
+// dst that fails is no longer written to; r is still read to its end.
+func CopyOutput(r *os.File, dst io.Writer, exited <-chan struct{}) (cut bool) {
+	o := &outPipe{r: r, dst: dst, done: make(chan struct{})}
+	go func() {
+		select {
+		case <-exited:
+			o.exited()
+		case <-o.done:
+		}
+	}()
+	o.copy()
+	return o.cut.Load()
+}
