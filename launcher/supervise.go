@@ -35,6 +35,7 @@ type outcome struct {
 	code     int
 	timedOut bool // the call timeout or the context deadline expired
 	canceled bool // the context was canceled
+	cut      bool // sandbox.Process.OutputCut
 	elapsed  time.Duration
 }
 
@@ -66,6 +67,7 @@ func supervise(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, timeo
 	code, err := p.Wait()
 	out.elapsed = time.Since(start)
 	out.code = code
+	out.cut = p.OutputCut()
 	if out.timedOut {
 		out.code = ExitTimeout
 	}
@@ -150,6 +152,7 @@ func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (out
 		Events:      out.events,
 		Elided:      out.elided,
 		Lines:       out.lines,
+		OutputCut:   ended.cut,
 		StderrTail:  errs.tail(),
 		Elapsed:     ended.elapsed,
 	}

@@ -160,6 +160,9 @@ func (s *Server) runResult(res *launcher.Result, runErr error) *mcp.CallToolResu
 	if res.Truncated {
 		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf("[the tool printed %d bytes; only the first %d were kept]", res.StdoutBytes, launcher.MaxResultBytes)})
 	}
+	if res.OutputCut {
+		out.Content = append(out.Content, &mcp.TextContent{Text: "[" + launcher.OutputCutNote + "]"})
+	}
 	if res.Capability != "" {
 		out.Content = append(out.Content, &mcp.TextContent{Text: servedBy(res.Capability, res.Backend)})
 	}

@@ -152,6 +152,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if res.TimedOut {
 			fmt.Fprintf(opts.IO.Err, "error: %s timed out after %s and was stopped\n", res.Tool, res.Elapsed.Round(time.Millisecond))
 		}
+		if res.OutputCut {
+			fmt.Fprintf(opts.IO.Err, "toolbox: note: %s\n", launcher.OutputCutNote)
+		}
 	}
 	code := res.ExitCode
 	if res.TimedOut {
@@ -179,7 +182,8 @@ func (o *RunOptions) refused(err error) error {
 // backend and capability, exit_code, timed_out, then the result as one of
 // result (text, or base64 with result_encoding), events (jsonl; for a
 // stream tool the last --keep, with elided counting the others) or lines,
-// media_type, truncated, error {message, stderr_tail}, elapsed_ms.
+// media_type, truncated, output_cut (launcher.Result.OutputCut), error
+// {message, stderr_tail}, elapsed_ms.
 type envelope struct {
 	Tool           string           `json:"tool"`
 	Backend        string           `json:"backend,omitempty"`
@@ -194,6 +198,7 @@ type envelope struct {
 	Elided         int              `json:"elided,omitempty"`
 	Tried          []string         `json:"tried,omitempty"`
 	Lines          []string         `json:"lines,omitempty"`
+	OutputCut      bool             `json:"output_cut,omitempty"`
 	Error          *envelopeError   `json:"error,omitempty"`
 	ElapsedMS      int64            `json:"elapsed_ms"`
 }
@@ -214,6 +219,7 @@ func envelopeOf(name string, res *launcher.Result, err error) envelope {
 	env.ExitCode, env.TimedOut, env.MediaType, env.Truncated = res.ExitCode, res.TimedOut, res.MediaType, res.Truncated
 	env.ElapsedMS = res.Elapsed.Milliseconds()
 	env.Events, env.Lines, env.Elided, env.Tried = res.Events, res.Lines, res.Elided, res.Tried
+	env.OutputCut = res.OutputCut
 	switch {
 	case res.Message != "":
 		env.Result = &res.Message
