@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/protocol"
@@ -40,6 +41,8 @@ from stdin, or --args-file FILE. The tool's stdout is printed exactly as the
 tool printed it, its stderr passed through; the exit code is the tool's own,
 124 on timeout, 125 when toolbox refused or failed before launch (stale lock,
 bad arguments), 126 when the binary cannot be executed, 127 when it is missing.
+SIGINT, SIGTERM or SIGHUP stop the tool as a timeout does (its declared cancel
+signal, then SIGKILL after its timeout.stop) and exit 130, 143 or 129.
 With --json, an envelope (tool, backend, exit_code, result or events, error) is
 printed instead.`,
 		Args:              ExactArgs(1),
@@ -126,8 +129,13 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if !opts.JSON {
 		req.Stdout, req.Stderr = opts.IO.Out, opts.IO.Err
 	}
+	ctx, stopped := notifyStop(ctx)
 	res, err := launcher.Run(ctx, req)
+	sig := stopped()
 	if err != nil && res == nil {
+		if sig != 0 {
+			return WithCode(128+int(sig), err)
+		}
 		return opts.refused(err)
 	}
 	if opts.JSON {
@@ -155,6 +163,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if res.OutputCut {
 			fmt.Fprintf(opts.IO.Err, "toolbox: note: %s\n", launcher.OutputCutNote)
 		}
+		if sig != 0 {
+			fmt.Fprintf(opts.IO.Err, "toolbox: %s stopped by %s\n", res.Tool, unix.SignalName(sig))
+		}
+	}
+	if sig != 0 {
+		return WithCode(128+int(sig), nil)
 	}
 	code := res.ExitCode
 	if res.TimedOut {
