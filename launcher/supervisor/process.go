@@ -51,6 +51,7 @@ type proc struct {
 	reason    string
 	restarts  int
 	pid       int
+	pidStart  uint64 // pid's start time (sandbox.Process.StartTime)
 	inst      *instance
 	stopReq   bool
 	forced    bool
@@ -136,7 +137,7 @@ func loadedProc(s *Supervisor, r Record) *proc {
 		killCh:    make(chan struct{}),
 		listeners: map[*listener]struct{}{},
 		state:     r.State, since: r.Since, started: r.Started,
-		exitCode: r.ExitCode, reason: r.Reason, restarts: r.Restarts, pid: r.PID,
+		exitCode: r.ExitCode, reason: r.Reason, restarts: r.Restarts, pid: r.PID, pidStart: r.PIDStart,
 		readySent: true,
 	}
 	if r.Ended != nil {
@@ -231,7 +232,7 @@ func (w *outWriter) Write(b []byte) (int, error) {
 // begin records a launched run: its pid, state starting.
 func (p *proc) begin(in *instance) {
 	p.mu.Lock()
-	p.inst, p.pid = in, in.sp.Pid()
+	p.inst, p.pid, p.pidStart = in, in.sp.Pid(), in.sp.StartTime()
 	if !p.stopReq {
 		p.state, p.since = StateStarting, time.Now()
 	}
