@@ -21,6 +21,10 @@ import (
 // MCPSocketName is the unix socket of --mcp-unix in the state dir.
 const MCPSocketName = "mcp.sock"
 
+// httpDrain is how long answers already being written get at exit, once
+// every call was cancelled and has returned.
+const httpDrain = 250 * time.Millisecond
+
 // serveMCPHTTP serves MCP over streamable HTTP beside the daemon, sharing
 // its supervisor (each MCP connection is its own session). Addresses must be
 // loopback: the server runs tools as the daemon's user and has no
@@ -81,10 +85,16 @@ func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath st
 		})
 	}
 	return func() {
-		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(c)
+		// Cancel the calls in flight and stop the sessions' processes
+		// first: the HTTP server's shutdown waits for its handlers. Then
+		// the answers in flight get a moment to leave; a client's stream
+		// of notifications (a GET that never idles) is cut.
 		srv.Close()
+		c, cancel := context.WithTimeout(context.Background(), httpDrain)
+		defer cancel()
+		if hs.Shutdown(c) != nil {
+			_ = hs.Close()
+		}
 	}, nil
 }
 
