@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -55,6 +56,7 @@ type proc struct {
 	inst      *instance
 	stopReq   bool
 	forced    bool
+	outputCut bool // a run's output was cut (sandbox.Process.OutputCut)
 	readySent bool
 	everReady bool
 }
@@ -387,6 +389,11 @@ func (p *proc) reap(in *instance) int {
 			code = -1
 		}
 		in.code = code
+		if in.sp.OutputCut() {
+			p.mu.Lock()
+			p.outputCut = true
+			p.mu.Unlock()
+		}
 		if in.fr != nil {
 			in.fr.finish() // os/exec's copiers are done: Wait waited for them
 		}
@@ -504,6 +511,9 @@ func (p *proc) restarting(end ending) (time.Duration, int) {
 func (p *proc) finish(state State, code int, reason string, readyOK bool) {
 	now := time.Now()
 	p.mu.Lock()
+	if p.outputCut {
+		reason = strings.TrimPrefix(reason+"; "+launcher.OutputCutNote, "; ")
+	}
 	p.state, p.since, p.ended, p.reason, p.inst = state, now, now, reason, nil
 	if code >= 0 {
 		c := code

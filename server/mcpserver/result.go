@@ -51,6 +51,8 @@ type EventsResult struct {
 	Elided int `json:"elided"`
 	// Truncated says the tool printed more than the launcher keeps.
 	Truncated bool `json:"truncated,omitempty"`
+	// OutputCut: see launcher.Result.OutputCut.
+	OutputCut bool `json:"output_cut,omitempty"`
 }
 
 // DefaultMaxTextBytes bounds a text result (Options.MaxTextBytes).
