@@ -108,9 +108,10 @@ func (p *prepared) closeAll() {
 // terminal, but prefer go-plugin's RunnerFunc around Start, which keeps
 // every guarantee of Start.
 //
-// Differences from Start: bwrap's Signal refinement and the landlock
-// helper's start confirmation are not available (a landlock setup failure
-// shows as exit code 125 with the reason on stderr), and Pdeathsig and
+// Differences from Start: bwrap's Signal refinement and the sandbox
+// helper's start confirmation (landlock, None) are not available (a setup
+// failure shows as exit code 125 with the reason on stderr), output is the
+// caller's to copy (see CopyOutput), and Pdeathsig and
 // --die-with-parent follow the OS thread that calls Start: start it from a
 // goroutine that holds runtime.LockOSThread until Wait returns.
 // A nil spec means None. Errors: *RefusalError when a declaration cannot
