@@ -358,10 +358,10 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 
 // OutputCut reports, once Done is closed, that a process outside the
 // child's tree (one the tool handed its stdout or stderr to) still held an
-// output pipe open drainGrace after the child exited: everything written
-// before the exit was delivered, what was written after that may be
-// missing. Descendants of the child never cause it: they are killed when
-// it exits.
+// output pipe open half a second after the child exited: everything
+// written before the exit was delivered, what was written after that may
+// be missing. Descendants of the child do not cause it: they are killed
+// when it exits (under None without Init, only its process group is).
 func (p *Process) OutputCut() bool {
 	<-p.done
 	return p.cut
@@ -373,8 +373,8 @@ func (p *Process) OutputCut() bool {
 func (p *Process) StartTime() uint64 { return p.startTime }
 
 // Wait waits for the child and returns its exit code, or 128+N when it was
-// killed by signal N (under landlock the helper reports the tool's signal
-// the same way). The error is nil for any exit code; it is non-nil (with
+// killed by signal N (under landlock and None the helper reports the
+// tool's signal the same way). The error is nil for any exit code; it is non-nil (with
 // code -1) only when waiting itself failed.
 func (p *Process) Wait() (int, error) {
 	<-p.done
