@@ -127,11 +127,20 @@ type Result struct {
 	Tried []string `json:"tried,omitempty"`
 	// Lines are the stdout lines without their "\n".
 	Lines []string `json:"lines,omitempty"`
+	// OutputCut says a process outside the tool's tree (one the tool handed
+	// its stdout or stderr to) still held it open after the tool exited:
+	// everything the tool wrote before it exited is here, what was written
+	// after that may be missing (sandbox.Process.OutputCut). Front-ends
+	// show it as a note.
+	OutputCut bool `json:"output_cut,omitempty"`
 	// StderrTail is the last StderrTailBytes of stderr.
 	StderrTail string `json:"stderr_tail,omitempty"`
 	// Elapsed is the wall time from start to exit.
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
+
+// OutputCutNote is the note front-ends show for Result.OutputCut.
+const OutputCutNote = "a process outside the tool's tree still held its output open after the tool exited; anything written after the exit may be missing"
 
 // Event is one jsonl output line: Event when it is valid, else Invalid with
 // the Raw line and the validation Error. Invalid lines are never dropped.

@@ -36,6 +36,7 @@ type outcome struct {
 	timedOut bool // the call timeout or the context deadline expired
 	canceled bool // the context was canceled
 	reason   string
+	cut      bool // sandbox.Process.OutputCut
 	elapsed  time.Duration
 }
 
@@ -88,6 +89,7 @@ wait:
 	code, err := p.Wait()
 	out.elapsed = time.Since(start)
 	out.code = code
+	out.cut = p.OutputCut()
 	if out.timedOut {
 		out.code = ExitTimeout
 	}
@@ -186,6 +188,7 @@ func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (out
 		Events:      out.events,
 		Elided:      out.elided,
 		Lines:       out.lines,
+		OutputCut:   ended.cut,
 		StderrTail:  errs.tail(),
 		Reason:      ended.reason,
 		Elapsed:     ended.elapsed,

@@ -25,6 +25,13 @@
 // TIOCSTI; unsandboxed children of a root toolbox get a TIOCSTI filter
 // (PrepareForkThread).
 //
+// An unconfined tool (mechanism None) goes through the same helper with
+// nothing restricted: it is only the tool's reaper, so that under every
+// mechanism no descendant of a tool, setsid ones included, outlives the
+// tool or toolbox itself (DESIGN.md §5). Output is read from pipes
+// toolbox owns, so that every byte a tool wrote before it exited is
+// delivered (see Command and Process.OutputCut).
+//
 // Detect finds out by running them what this machine can enforce, and
 // Resolve turns the operator's request (bwrap, landlock, auto, none) and
 // the tool's declaration into a mechanism or a *RefusalError naming the

@@ -24,6 +24,13 @@ import (
 // reached through a pipe that toolbox copies; as Stdin it is not read at
 // all (the child gets the empty pipe: tools take their input as
 // arguments, and a copy from a terminal could never be interrupted).
+//
+// Output: an *os.File that is not a terminal is handed to the child as it
+// is (the caller reads it). Any other Writer gets the child's output
+// through a pipe toolbox reads (see Process.OutputCut): every byte written
+// before the child exited reaches it before Done is closed. Writes to it
+// come from one goroutine per stream; an error from it stops the copy to
+// it, never the reading (the child is never blocked by a failed reader).
 type Command struct {
 	Path   string
 	Args   []string
@@ -47,6 +54,11 @@ type Process struct {
 
 	info     chan struct{} // closed once innerPid is known (bwrap)
 	innerPid int           // bwrap: the sandbox's pid 1 as seen from the host
+
+	reaper    bool       // the child is the sandbox helper (landlock, None)
+	outs      []*outPipe // the output pipes toolbox reads
+	cut       bool       // set before done: see OutputCut
+	startTime uint64     // the child's start time, set before Start returns
 }
 
 // ErrStartFailed wraps errors from starting the child (not found, not
@@ -54,8 +66,9 @@ type Process struct {
 // that cannot be honoured are *RefusalError instead.
 var ErrStartFailed = errors.New("start failed")
 
-// waitDelay bounds how long Wait waits for stdout/stderr once the child
-// has exited, so that a grandchild holding a pipe open cannot hang it.
+// waitDelay bounds how long Wait waits for os/exec's copy of a Stdin that
+// is not an *os.File once the child has exited (the child reads nothing
+// more). Output is not os/exec's: see outPipe.
 const waitDelay = 500 * time.Millisecond
 
 // prepared is a confined, unstarted child and what its parent must do
@@ -66,7 +79,9 @@ type prepared struct {
 	spec    *Spec      // for PrepareForkThread
 	closers []*os.File // the child's ends of pipes and bind descriptors
 	infoR   *os.File   // bwrap --info-fd, read end (Start only)
-	statusR *os.File   // landlock helper status, read end (Start only)
+	statusR *os.File   // sandbox helper status, read end (Start only)
+	outs    []*outPipe // output pipes toolbox reads (Start only)
+	reaper  bool       // the child is the sandbox helper (landlock, None)
 }
 
 func (p *prepared) closeChildEnds() { closeAll(p.closers) }
@@ -77,6 +92,9 @@ func (p *prepared) closeAll() {
 		if f != nil {
 			f.Close()
 		}
+	}
+	for _, o := range p.outs {
+		o.r.Close()
 	}
 }
 
@@ -91,9 +109,10 @@ func (p *prepared) closeAll() {
 // terminal, but prefer go-plugin's RunnerFunc around Start, which keeps
 // every guarantee of Start.
 //
-// Differences from Start: bwrap's Signal refinement and the landlock
-// helper's start confirmation are not available (a landlock setup failure
-// shows as exit code 125 with the reason on stderr), and Pdeathsig and
+// Differences from Start: bwrap's Signal refinement and the sandbox
+// helper's start confirmation (landlock, None) are not available (a setup
+// failure shows as exit code 125 with the reason on stderr), output is the
+// caller's to copy (see CopyOutput), and Pdeathsig and
 // --die-with-parent follow the OS thread that calls Start: start it from a
 // goroutine that holds runtime.LockOSThread until Wait returns, after
 // calling PrepareForkThread on it (it gives an unsandboxed child its
@@ -126,13 +145,10 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 	p := &prepared{mech: m, spec: s}
 	switch m {
 	case None:
-		p.cmd = exec.Command(c.Path, c.Args...)
-		p.cmd.Env = c.Env
-		if p.cmd.Env == nil {
-			p.cmd.Env = []string{}
+		p.cmd, p.statusR, p.closers, err = reaperCmd(s, c, cred, forStart)
+		if err != nil {
+			return nil, err
 		}
-		p.cmd.Dir = c.Dir
-		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
 	case Bwrap:
 		p.cmd, p.infoR, p.closers, err = bwrapCmd(s, c, forStart)
 		if err != nil {
@@ -152,7 +168,8 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 	default:
 		return nil, fmt.Errorf("unknown sandbox mechanism %q", m)
 	}
-	if err := p.stdio(c); err != nil {
+	p.reaper = m == Landlock || m == None && initDone.Load()
+	if err := p.stdio(c, forStart); err != nil {
 		p.closeAll()
 		return nil, err
 	}
@@ -161,8 +178,9 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 }
 
 // stdio gives the child an empty pipe for a nil (or terminal) Stdin and
-// never a terminal.
-func (p *prepared) stdio(c Command) error {
+// never a terminal; for Start, output that is not a plain file goes
+// through pipes toolbox reads (see outPipe).
+func (p *prepared) stdio(c Command, forStart bool) error {
 	in := c.Stdin
 	if f, ok := in.(*os.File); ok && isTerminal(f) {
 		in = nil
@@ -179,8 +197,27 @@ func (p *prepared) stdio(c Command) error {
 	default:
 		p.cmd.Stdin = in
 	}
-	p.cmd.Stdout = noTerminal(c.Stdout)
-	p.cmd.Stderr = noTerminal(c.Stderr)
+	if !forStart {
+		p.cmd.Stdout = noTerminal(c.Stdout)
+		p.cmd.Stderr = noTerminal(c.Stderr)
+		return nil
+	}
+	for _, s := range []struct {
+		dst io.Writer
+		set *io.Writer
+	}{{c.Stdout, &p.cmd.Stdout}, {c.Stderr, &p.cmd.Stderr}} {
+		if f, ok := s.dst.(*os.File); s.dst == nil || ok && !isTerminal(f) {
+			*s.set = s.dst
+			continue
+		}
+		o, w, err := newOutPipe(s.dst)
+		if err != nil {
+			return fmt.Errorf("creating output pipe: %w", err)
+		}
+		p.closers = append(p.closers, w)
+		p.outs = append(p.outs, o)
+		*s.set = w
+	}
 	return nil
 }
 
@@ -209,7 +246,10 @@ func Start(spec *Spec, c Command) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{cmd: pr.cmd, mech: pr.mech, done: make(chan struct{}), info: make(chan struct{})}
+	p := &Process{
+		cmd: pr.cmd, mech: pr.mech, done: make(chan struct{}), info: make(chan struct{}),
+		reaper: pr.reaper, outs: pr.outs,
+	}
 	started := make(chan error, 1)
 	go p.run(pr, started)
 	if err := <-started; err != nil {
@@ -248,8 +288,13 @@ func (p *Process) run(pr *prepared, started chan<- error) {
 		started <- err
 		return
 	}
-	started <- nil
 	pid := pr.cmd.Process.Pid
+	// Nobody reaps the child but this goroutine: its /proc entry is there.
+	p.startTime, _ = startTimeOf(pid)
+	for _, o := range p.outs {
+		go o.copy()
+	}
+	started <- nil
 	// Wait for the exit without reaping: while the child is a zombie its
 	// pid and group id cannot be reused, so the group kill below (and any
 	// Signal until then) reaches only its own leftovers.
@@ -266,7 +311,14 @@ func (p *Process) run(pr *prepared, started chan<- error) {
 	// the child: the call ends when the tool exits.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	p.mu.Unlock()
+	for _, o := range p.outs {
+		o.exited()
+	}
 	p.err = pr.cmd.Wait()
+	for _, o := range p.outs {
+		<-o.done
+		p.cut = p.cut || o.cut.Load()
+	}
 	close(p.done)
 }
 
@@ -279,7 +331,9 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // its group; bwrap would otherwise tear the sandbox down at once), and
 // SIGKILL kills bwrap, which takes the whole sandbox down. Under landlock,
 // SIGKILL first kills every descendant of the helper, setsid grandchildren
-// included. After the child has exited Signal returns os.ErrProcessDone.
+// included (likewise under None, whose child is the same helper without
+// restrictions). After the child has exited Signal returns
+// os.ErrProcessDone.
 func (p *Process) Signal(sig syscall.Signal) error {
 	inner := 0
 	if p.mech == Bwrap && sig != syscall.SIGKILL {
@@ -302,7 +356,7 @@ func (p *Process) Signal(sig syscall.Signal) error {
 		if st, ok := readStat(inner); ok && st.ppid == pid {
 			return syscall.Kill(-inner, sig)
 		}
-	case p.mech == Landlock && sig == syscall.SIGKILL:
+	case p.reaper && sig == syscall.SIGKILL:
 		killTree(pid)
 	}
 	return syscall.Kill(-pid, sig)
@@ -311,9 +365,25 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // Done is closed when the child has exited and its output is collected.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// OutputCut reports, once Done is closed, that a process outside the
+// child's tree (one the tool handed its stdout or stderr to) still held an
+// output pipe open half a second after the child exited: everything
+// written before the exit was delivered, what was written after that may
+// be missing. Descendants of the child do not cause it: they are killed
+// when it exits (under None without Init, only its process group is).
+func (p *Process) OutputCut() bool {
+	<-p.done
+	return p.cut
+}
+
+// StartTime is the child's start time as /proc/PID/stat reports it (clock
+// ticks after boot; 0 when it could not be read): with Pid it tells the
+// child apart from a later process given the same pid (see KillTree).
+func (p *Process) StartTime() uint64 { return p.startTime }
+
 // Wait waits for the child and returns its exit code, or 128+N when it was
-// killed by signal N (under landlock the helper reports the tool's signal
-// the same way). The error is nil for any exit code; it is non-nil (with
+// killed by signal N (under landlock and None the helper reports the
+// tool's signal the same way). The error is nil for any exit code; it is non-nil (with
 // code -1) only when waiting itself failed.
 func (p *Process) Wait() (int, error) {
 	<-p.done

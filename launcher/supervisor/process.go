@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -55,9 +56,11 @@ type proc struct {
 	reason    string
 	restarts  int
 	pid       int
+	pidStart  uint64 // pid's start time (sandbox.Process.StartTime)
 	inst      *instance
 	stopReq   bool
 	forced    bool
+	outputCut bool // a run's output was cut (sandbox.Process.OutputCut)
 	readySent bool
 	everReady bool
 	inline    int  // inline waiters registered (inline.go)
@@ -158,7 +161,7 @@ func loadedProc(s *Supervisor, r Record) *proc {
 		listeners: map[*listener]struct{}{},
 		slot:      -1,
 		state:     r.State, since: r.Since, started: r.Started,
-		exitCode: r.ExitCode, reason: r.Reason, restarts: r.Restarts, pid: r.PID,
+		exitCode: r.ExitCode, reason: r.Reason, restarts: r.Restarts, pid: r.PID, pidStart: r.PIDStart,
 		readySent: true,
 	}
 	if r.Ended != nil {
@@ -272,7 +275,7 @@ func (w *outWriter) Write(b []byte) (int, error) {
 // begin records a launched run: its pid, state starting.
 func (p *proc) begin(in *instance) {
 	p.mu.Lock()
-	p.inst, p.pid = in, in.sp.Pid()
+	p.inst, p.pid, p.pidStart = in, in.sp.Pid(), in.sp.StartTime()
 	if !p.stopReq {
 		p.state, p.since = StateStarting, time.Now()
 	}
@@ -431,6 +434,11 @@ func (p *proc) reap(in *instance) int {
 			p.s.logf("process %s: output its leftover descendants wrote after it exited was cut", p.id)
 		}
 		_, _ = in.redOut.Flush(), in.redErr.Flush() // before the framer and the ring close
+		if in.sp.OutputCut() {
+			p.mu.Lock()
+			p.outputCut = true
+			p.mu.Unlock()
+		}
 		if in.fr != nil {
 			in.fr.finish() // os/exec's copiers are done: Wait waited for them
 		}
@@ -549,6 +557,9 @@ func (p *proc) finish(state State, code int, reason string, readyOK bool) {
 	now := time.Now()
 	reason = p.plan.redact(reason)
 	p.mu.Lock()
+	if p.outputCut {
+		reason = strings.TrimPrefix(reason+"; "+launcher.OutputCutNote, "; ")
+	}
 	p.state, p.since, p.ended, p.reason, p.inst = state, now, now, reason, nil
 	if code >= 0 {
 		c := code

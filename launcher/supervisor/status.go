@@ -134,7 +134,7 @@ func (p *proc) record() Record {
 	r := Record{
 		ID: p.id, Session: p.session, Kind: p.kind, Tool: p.tool, Capability: p.capability,
 		Name: p.name, Label: p.label, Command: p.command,
-		PID: p.pid, PGID: p.pid, State: p.state, Since: p.since, Restarts: p.restarts,
+		PID: p.pid, PGID: p.pid, PIDStart: p.pidStart, State: p.state, Since: p.since, Restarts: p.restarts,
 		ExitCode: p.exitCode, Reason: p.reason, Started: p.started, Logs: p.logPaths,
 		Runtime: p.runtime, Owner: p.s.owner,
 	}

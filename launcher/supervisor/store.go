@@ -17,7 +17,10 @@ import (
 // process, <StateDir>/processes/<id>.json (mode 0600), rewritten
 // atomically (temp file and rename) on every state change. It is what
 // survives the supervisor. Its fields mean what Status's do; PGID is the
-// process group (equal to PID: every process leads its own group).
+// process group (equal to PID: every process leads its own group), and
+// PIDStart the start time of PID (clock ticks after boot, as /proc shows
+// it), which lets a later supervisor find a lost process again without
+// ever signalling a reused pid (sandbox.KillTree).
 type Record struct {
 	ID         string     `json:"id"`
 	Session    string     `json:"session"`
@@ -29,6 +32,7 @@ type Record struct {
 	Command    string     `json:"command,omitempty"`
 	PID        int        `json:"pid,omitempty"`
 	PGID       int        `json:"pgid,omitempty"`
+	PIDStart   uint64     `json:"pid_start,omitempty"`
 	State      State      `json:"state"`
 	Since      time.Time  `json:"since"`
 	Restarts   int        `json:"restarts,omitempty"`

@@ -34,8 +34,9 @@ const (
 	// StateTimedOut: stopped because runtime.timeout.idle passed without
 	// output, or a background command's timeout expired (final).
 	StateTimedOut State = "timed_out"
-	// StateLost: its supervisor died while it ran; it was neither
-	// signalled nor restarted and may still be running (final).
+	// StateLost: its supervisor died while it ran; it was not restarted.
+	// Its processes normally died with the supervisor; Reason says whether
+	// some still run, which Stop then kills (final).
 	StateLost State = "lost"
 )
 

@@ -52,6 +52,8 @@ type EventsResult struct {
 	Elided int `json:"elided"`
 	// Truncated says the tool printed more than the launcher keeps.
 	Truncated bool `json:"truncated,omitempty"`
+	// OutputCut: see launcher.Result.OutputCut.
+	OutputCut bool `json:"output_cut,omitempty"`
 }
 
 // nonNil is events, or an empty list for none: EventsResult.Events is
@@ -171,6 +173,9 @@ func (s *Server) runResult(res *launcher.Result, runErr error) *mcp.CallToolResu
 	}
 	if res.Truncated {
 		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf("[the tool printed %d bytes; only the first %d were kept]", res.StdoutBytes, launcher.MaxResultBytes)})
+	}
+	if res.OutputCut {
+		out.Content = append(out.Content, &mcp.TextContent{Text: "[" + launcher.OutputCutNote + "]"})
 	}
 	if res.Capability != "" {
 		out.Content = append(out.Content, &mcp.TextContent{Text: servedBy(res.Capability, res.Backend)})

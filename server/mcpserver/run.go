@@ -134,7 +134,7 @@ func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, 
 	}
 	ev := EventsResult{
 		Tool: res.Tool, Backend: res.Backend, Capability: res.Capability, ExitCode: res.ExitCode,
-		Events: nonNil(res.Events), Count: res.Count, Elided: res.Elided,
+		Events: nonNil(res.Events), Count: res.Count, Elided: res.Elided, OutputCut: res.OutputCut,
 	}
 	if res.ExitCode != 0 || res.TimedOut {
 		f := Failure{

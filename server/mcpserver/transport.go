@@ -27,14 +27,22 @@ func (s *Server) ServeIO(ctx context.Context, in io.Reader, out io.Writer) error
 
 // Serve serves one MCP connection over t until the client ends it or ctx
 // ends, then stops the processes the connection started and forgets its
-// session (supervisor.CloseSession) before returning. A connection that
-// ends because the client went away is not an error.
+// session (supervisor.CloseSession) before returning. When ctx ends, the
+// connection's calls in flight are cancelled (their tools stopped with
+// their declared cancel, then SIGKILL after their stop grace) while its
+// processes are stopped the same way, so Serve returns within the longest
+// stop grace. A connection that ends because the client went away is not
+// an error.
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("connecting the MCP client: %w", err)
 	}
-	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
+	defer s.serveStarted(ss, ctx)()
+	stop := context.AfterFunc(ctx, func() {
+		go s.closeSession(ss) // the processes stop while the calls do
+		_ = ss.Close()        // waits for the calls, cancelled by ctx
+	})
 	defer stop()
 	werr := ss.Wait()
 	s.closeSession(ss)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/protocol"
@@ -40,6 +41,8 @@ from stdin, or --args-file FILE. The tool's stdout is printed exactly as the
 tool printed it, its stderr passed through; the exit code is the tool's own,
 124 on timeout, 125 when toolbox refused or failed before launch (stale lock,
 bad arguments), 126 when the binary cannot be executed, 127 when it is missing.
+SIGINT, SIGTERM or SIGHUP stop the tool as a timeout does (its declared cancel
+signal, then SIGKILL after its timeout.stop) and exit 130, 143 or 129.
 With --json, an envelope (tool, backend, exit_code, result or events, error) is
 printed instead.`,
 		Args:              ExactArgs(1),
@@ -132,8 +135,13 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if !opts.JSON {
 		req.Stdout, req.Stderr = opts.IO.Out, opts.IO.Err
 	}
+	ctx, stopped := notifyStop(ctx)
 	res, err := launcher.Run(ctx, req)
+	sig := stopped()
 	if err != nil && res == nil {
+		if sig != 0 {
+			return WithCode(128+int(sig), err)
+		}
 		return opts.refused(err)
 	}
 	if opts.JSON {
@@ -158,6 +166,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if res.TimedOut {
 			fmt.Fprintf(opts.IO.Err, "error: %s timed out after %s and was stopped%s\n", res.Tool, res.Elapsed.Round(time.Millisecond), reasonSuffix(res.Reason))
 		}
+		if res.OutputCut {
+			fmt.Fprintf(opts.IO.Err, "toolbox: note: %s\n", launcher.OutputCutNote)
+		}
+		if sig != 0 {
+			fmt.Fprintf(opts.IO.Err, "toolbox: %s stopped by %s\n", res.Tool, unix.SignalName(sig))
+		}
+	}
+	if sig != 0 {
+		return WithCode(128+int(sig), nil)
 	}
 	code := res.ExitCode
 	if res.TimedOut {
@@ -185,7 +202,8 @@ func (o *RunOptions) refused(err error) error {
 // backend and capability, exit_code, timed_out, then the result as one of
 // result (text, or base64 with result_encoding), events (jsonl; for a
 // stream tool the last --keep, with elided counting the others) or lines,
-// media_type, truncated, error {message, stderr_tail}, elapsed_ms.
+// media_type, truncated, output_cut (launcher.Result.OutputCut), error
+// {message, stderr_tail}, elapsed_ms.
 type envelope struct {
 	Tool           string           `json:"tool"`
 	Backend        string           `json:"backend,omitempty"`
@@ -200,6 +218,7 @@ type envelope struct {
 	Elided         int              `json:"elided,omitempty"`
 	Tried          []string         `json:"tried,omitempty"`
 	Lines          []string         `json:"lines,omitempty"`
+	OutputCut      bool             `json:"output_cut,omitempty"`
 	Error          *envelopeError   `json:"error,omitempty"`
 	ElapsedMS      int64            `json:"elapsed_ms"`
 }
@@ -220,6 +239,7 @@ func envelopeOf(name string, res *launcher.Result, err error) envelope {
 	env.ExitCode, env.TimedOut, env.MediaType, env.Truncated = res.ExitCode, res.TimedOut, res.MediaType, res.Truncated
 	env.ElapsedMS = res.Elapsed.Milliseconds()
 	env.Events, env.Lines, env.Elided, env.Tried = res.Events, res.Lines, res.Elided, res.Tried
+	env.OutputCut = res.OutputCut
 	switch {
 	case res.Message != "":
 		env.Result = &res.Message
