@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
 
@@ -94,7 +95,7 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 
 // checkDrift compares what lock would write with the lock on disk.
 func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte) error {
-	old, err := os.ReadFile(path)
+	old, err := inputfile.ReadFile(path, manifest.MaxLockBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cli.WithCode(cli.ExitDrift, fmt.Errorf("%s does not exist; run `toolbox lock` and commit it", path))
 	}
