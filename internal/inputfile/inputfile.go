@@ -66,10 +66,33 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err == nil && info.Size() > max {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if info.Size() > max {
 		return nil, &TooLargeError{What: fmt.Sprintf("%q", path), Max: max, Size: info.Size()}
 	}
-	return ReadAll(f, max, fmt.Sprintf("%q", path))
+	// Read into a buffer of the file's size plus one byte (to see it end)
+	// rather than growing one: a lock is read at every run.
+	buf := make([]byte, info.Size()+1)
+	n, err := io.ReadFull(f, buf)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return buf[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	// It grew since Stat: read on, within max.
+	rest, err := ReadAll(f, max-int64(n), fmt.Sprintf("%q", path))
+	if err != nil {
+		var tl *TooLargeError
+		if errors.As(err, &tl) {
+			tl.Max = max
+		}
+		return nil, err
+	}
+	return append(buf, rest...), nil
 }
 
 // ReadAll reads r to its end when it holds at most max bytes, else

@@ -41,8 +41,14 @@ func NewCmdList(g *Globals, runF func(*ListOptions) error) *cobra.Command {
 
 // readLock reads the lock of the toolbox file, saying how to make one.
 func readLock(g *Globals) (string, *manifest.Lock, error) {
+	return readLockWith(g, manifest.Read)
+}
+
+// readLockWith is readLock with the reader given (launcher.ReadLock for
+// one call).
+func readLockWith(g *Globals, read func(path string) (*manifest.Lock, error)) (string, *manifest.Lock, error) {
 	path := manifest.LockPath(g.ToolboxFile())
-	l, err := manifest.Read(path)
+	l, err := read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return path, nil, WithCode(ExitError, fmt.Errorf("%s does not exist; run `toolbox lock` first", path))
 	}

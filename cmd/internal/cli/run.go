@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
 
@@ -87,7 +88,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	lockPath, l, err := readLock(opts.Globals)
+	// Only what this call may run is read: a run costs the same whatever
+	// else the toolbox holds (a binary of 1000 commands, say).
+	lockPath, l, err := readLockWith(opts.Globals, func(path string) (*manifest.Lock, error) {
+		return launcher.ReadLock(path, opts.Name, backends)
+	})
 	if err != nil {
 		return opts.refused(err)
 	}
