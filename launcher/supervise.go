@@ -114,6 +114,8 @@ type execOptions struct {
 	emptyResult *protocol.EmptyResult
 	mediaType   string
 	keepEvents  int
+	limit       int  // the output budget; 0 means MaxResultBytes
+	streamOnly  bool // keep nothing of what stdout streamed
 }
 
 // execute runs c with the sinks of o attached and builds the Result (all
@@ -130,7 +132,10 @@ func execute(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, o execO
 // only when the tool never started.
 func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (outcome, error)) (*Result, error) {
 	out := newStdoutSink(o.framing, o.stdout, o.validator)
-	out.keepEvents = o.keepEvents
+	out.keepEvents, out.streamOnly = o.keepEvents, o.streamOnly
+	if o.limit > 0 {
+		out.limit = o.limit
+	}
 	errs := &tailSink{forward: o.stderr}
 	ended, err := run(out, errs)
 	if !ended.started {
@@ -138,20 +143,22 @@ func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (out
 	}
 	out.finish()
 	res := &Result{
-		ExitCode:    ended.code,
-		TimedOut:    ended.timedOut,
-		Canceled:    ended.canceled,
-		Framing:     o.framing,
-		Output:      out.raw,
-		StdoutBytes: out.n,
-		Truncated:   out.truncated,
-		Binary:      !out.utf8.valid(),
-		MediaType:   o.mediaType,
-		Events:      out.events,
-		Elided:      out.elided,
-		Lines:       out.lines,
-		StderrTail:  errs.tail(),
-		Elapsed:     ended.elapsed,
+		ExitCode:     ended.code,
+		TimedOut:     ended.timedOut,
+		Canceled:     ended.canceled,
+		Framing:      o.framing,
+		Output:       out.raw,
+		StdoutBytes:  out.n,
+		Truncated:    out.truncated,
+		Binary:       !out.utf8.valid(),
+		MediaType:    o.mediaType,
+		Events:       out.events,
+		Elided:       out.elided,
+		Lines:        out.lines,
+		Invalid:      out.invalid,
+		InvalidCount: out.invalidCount,
+		StderrTail:   errs.tail(),
+		Elapsed:      ended.elapsed,
 	}
 	if res.Binary && res.MediaType == "" {
 		res.MediaType = "application/octet-stream"

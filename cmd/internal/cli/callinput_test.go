@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -32,5 +34,28 @@ func TestReadArgsBounded(t *testing.T) {
 	var in io.Reader = strings.NewReader(`{"a": 1}`)
 	if b, err := c.readArgs(in); err != nil || string(b) != `{"a": 1}` {
 		t.Errorf("readArgs = %q, %v", b, err)
+	}
+}
+
+// TestWriteJSONStringAsEncodingJSON: the result string written in pieces
+// is byte for byte what encoding/json writes, across every piece boundary.
+func TestWriteJSONStringAsEncodingJSON(t *testing.T) {
+	var b strings.Builder
+	for i := range 200_000 {
+		b.WriteString([]string{"a", "é", "\x00", "\n", `"`, "\\", "\u2028", "\xff", "€", "<&>", "\xe2\x82"}[i%11])
+	}
+	s := b.String()
+	var got bytes.Buffer
+	bw := bufio.NewWriter(&got)
+	if err := writeJSONString(bw, s); err != nil {
+		t.Fatal(err)
+	}
+	bw.Flush()
+	want, err := indentJSON(s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("writeJSONString differs from encoding/json (%d vs %d bytes)", got.Len(), len(want))
 	}
 }
