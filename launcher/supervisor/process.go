@@ -56,6 +56,7 @@ type proc struct {
 	forced    bool
 	readySent bool
 	everReady bool
+	notes     []string // Status.Notes
 }
 
 // instance is one run of a proc (a restart makes a new one).
@@ -69,6 +70,8 @@ type instance struct {
 
 	waitOnce sync.Once
 	code     int
+
+	longLine atomic.Bool // a startup line was too long to judge as the ready line
 
 	stdinMu  sync.Mutex
 	stdin    *os.File // write end; nil when closed or never kept
@@ -159,6 +162,10 @@ func (p *proc) launch() (*instance, error) {
 	if framing != "" || pl.readyRe != nil {
 		in.fr = newFramer(framing, pl.outValidator, pl.readyRe, in.markReady, p.onEvent)
 		in.fr.want, in.fr.skip = p.wantEvent, p.skipEvent
+		in.fr.onLongLine = func() {
+			in.longLine.Store(true)
+			p.note(longLineNote)
+		}
 	}
 	cmd := pl.cmd
 	cmd.Stdout = &outWriter{p: p, in: in, stream: Stdout}
@@ -197,6 +204,9 @@ func (p *proc) launch() (*instance, error) {
 	}
 	return in, nil
 }
+
+// longLineNote says why a long startup line did not make a process ready.
+var longLineNote = fmt.Sprintf("a line before the ready line was longer than %d bytes: a line too long to judge is never taken for the ready line (ready.match)", MaxEventBytes)
 
 // startError classifies a failure to start, as the launcher does.
 func startError(path string, err error) error {
@@ -361,7 +371,11 @@ func (p *proc) awaitReady(in *instance) (end ending, over bool) {
 	case <-t.C:
 		_ = in.sp.Signal(syscall.SIGKILL)
 		code := p.reap(in)
-		return ending{how: endNotReady, code: code, reason: fmt.Sprintf("not ready within %s (runtime.timeout.start); its process group was killed", pl.startTimeout)}, true
+		why := fmt.Sprintf("not ready within %s (runtime.timeout.start); its process group was killed", pl.startTimeout)
+		if in.longLine.Load() {
+			why += "; " + longLineNote
+		}
+		return ending{how: endNotReady, code: code, reason: why}, true
 	case <-p.stopCh:
 		return ending{how: endStopped, code: p.stopRun(in), reason: "stopped before it was ready"}, true
 	}

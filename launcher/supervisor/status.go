@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/toolbox-dev/toolbox/launcher"
 )
@@ -23,6 +24,7 @@ func (p *proc) status(tail bool) Status {
 		PID:        p.pid,
 		Started:    p.started,
 		Logs:       p.logPaths,
+		Notes:      append([]string(nil), p.notes...),
 	}
 	if p.exitCode != nil {
 		c := *p.exitCode
@@ -41,6 +43,19 @@ func (p *proc) status(tail bool) Status {
 		}
 	}
 	return st
+}
+
+// maxNotes bounds Status.Notes; a note already there is not added again.
+const maxNotes = 8
+
+// note records something the caller should know about the process that
+// is neither its state nor its output (Status.Notes).
+func (p *proc) note(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.notes) < maxNotes && !slices.Contains(p.notes, msg) {
+		p.notes = append(p.notes, msg)
+	}
 }
 
 // handle is the process's Handle now.

@@ -111,6 +111,10 @@ type Status struct {
 	Logs *LogFiles `json:"logs,omitempty"`
 	// Tail is the end of the output (Status, RunCommand; not List).
 	Tail *Page `json:"tail,omitempty"`
+	// Notes are what the supervisor noticed that is neither the state nor
+	// the output: a startup line too long to judge against ready.match, a
+	// record or log file it could not write.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // OutputRange is the part of the output the ring still holds.

@@ -178,6 +178,9 @@ func printStatus(out io.Writer, st supervisor.Status) {
 	if st.Logs != nil {
 		line("logs", st.Logs.Stdout+" "+st.Logs.Stderr)
 	}
+	for _, n := range st.Notes {
+		line("note", n)
+	}
 	w.Flush()
 	if st.Tail != nil && len(st.Tail.Chunks) > 0 {
 		fmt.Fprintf(out, "--- output from byte %d ---\n", st.Tail.Cursor)
