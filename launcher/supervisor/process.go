@@ -176,6 +176,9 @@ func (p *proc) launch() (*instance, error) {
 		if r, w, err = os.Pipe(); err != nil {
 			return nil, fmt.Errorf("creating stdin pipe: %w", err)
 		}
+		if pl.keepStdin {
+			growPipe(w, stdinPipeBytes) // room for one whole event of MaxSendBytes
+		}
 		cmd.Stdin = r
 	}
 	sp, err := sandbox.Start(pl.spec, cmd)
