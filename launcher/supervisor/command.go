@@ -58,7 +58,9 @@ func looksLikeID(s string) bool {
 // Errors: ErrCommandsDisabled when the lock does not declare builtin
 // "process"; ErrBadName, ErrNameInUse, *LimitError, ErrClosed; an empty
 // command or a missing working directory; launcher.ErrNotFound when the
-// shell is missing.
+// shell is missing; ErrNoRecord when its record cannot be written (nothing
+// runs); a *RecordError, with the status, when a later record could not
+// be written.
 func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command) (Status, error) {
 	if err := checkSession(sessionID); err != nil {
 		return Status{}, err
@@ -92,13 +94,9 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	if err != nil {
 		return Status{}, fmt.Errorf("running a command: %w", err)
 	}
-	in, err := p.launch()
-	if err != nil {
-		s.release(p)
+	if err := p.launchRecorded(); err != nil {
 		return Status{}, fmt.Errorf("running a command: %w", err)
 	}
-	p.begin(in)
-	go p.run(in)
 	<-p.readyCh // immediate: answered at once
 	wait := c.Wait
 	switch {
@@ -108,7 +106,7 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 		wait = MaxWait
 	}
 	p.waitDone(ctx, wait)
-	return p.status(true), nil
+	return p.status(true), p.recordError()
 }
 
 // commandDir resolves and checks the working directory.

@@ -37,6 +37,7 @@ type proc struct {
 
 	persistMu sync.Mutex
 	dropped   bool // forgotten: never write its record again
+	retrying  bool // a retry of the record's write is scheduled
 
 	lmu       sync.Mutex
 	listeners map[*listener]struct{}
@@ -57,6 +58,7 @@ type proc struct {
 	readySent bool
 	everReady bool
 	notes     []string // Status.Notes
+	recordErr error    // why the latest record could not be written; nil once it was
 }
 
 // instance is one run of a proc (a restart makes a new one).
@@ -107,8 +109,13 @@ func newProc(s *Supervisor, id, sessionID string, r reservation) *proc {
 		logs, err := openLogs(s.cfg.StateDir, id, s.cfg.LogBytes)
 		if err != nil {
 			s.logf("process %s: %v", id, err)
+			p.note(fmt.Sprintf("its log files could not be opened (%v); its output is only in memory", err))
 		} else {
 			p.logs, p.logPaths = logs, &logs.paths
+			onError := func(path string, err error) {
+				p.note(fmt.Sprintf("its log file %s could not be written (%v): it stops there; the output ring in memory has the rest", path, err))
+			}
+			logs.out.onError, logs.err.onError = onError, onError
 		}
 	}
 	if r.kind == KindService {
@@ -241,15 +248,41 @@ func (w *outWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// begin records a launched run: its pid, state starting.
-func (p *proc) begin(in *instance) {
+// begin records a launched run: its pid, state starting. The error is
+// the record's (persist).
+func (p *proc) begin(in *instance) error {
 	p.mu.Lock()
 	p.inst, p.pid = in, in.sp.Pid()
 	if !p.stopReq {
 		p.state, p.since = StateStarting, time.Now()
 	}
 	p.mu.Unlock()
-	p.persist()
+	return p.persist()
+}
+
+// launchRecorded launches the first run of a reserved process, so that no
+// process ever runs without its record: the record is written before
+// anything starts (an error wrapping ErrNoRecord, the reservation
+// released), and once more with the pid (when that fails the run is
+// killed: the error wraps ErrNoRecord too). Then it is supervised.
+func (p *proc) launchRecorded() error {
+	if err := p.persist(); err != nil {
+		p.s.release(p)
+		return fmt.Errorf("%w, so nothing was started: %w", ErrNoRecord, err)
+	}
+	in, err := p.launch()
+	if err != nil {
+		p.s.release(p)
+		return err
+	}
+	berr := p.begin(in)
+	go p.run(in)
+	if berr != nil {
+		p.requestStop(true)
+		<-p.done
+		return fmt.Errorf("%w with its pid, so process %s was killed: %w", ErrNoRecord, p.id, berr)
+	}
+	return nil
 }
 
 // endHow says how a run ended.
@@ -389,7 +422,7 @@ func (p *proc) timeOut(in *instance, why string) ending {
 	p.mu.Lock()
 	p.state, p.since, p.reason = StateStopping, time.Now(), why
 	p.mu.Unlock()
-	p.persist()
+	_ = p.persist() // kept for Status and the callers (recordError)
 	return ending{how: endTimedOut, code: p.stopRun(in), ready: true, reason: why}
 }
 
@@ -434,7 +467,7 @@ func (p *proc) becameReady() {
 	first := !p.readySent
 	p.readySent = true
 	p.mu.Unlock()
-	p.persist() // before the answer: the caller may read the record
+	_ = p.persist() // before the answer: the caller may read the record
 	if first {
 		p.readyCh <- nil
 	}
@@ -507,7 +540,7 @@ func (p *proc) restarting(end ending) (time.Duration, int) {
 	p.reason = fmt.Sprintf("%s; restart %d of %d", why, n, p.s.cfg.Limits.RestartLimit)
 	reason := p.reason
 	p.mu.Unlock()
-	p.persist()
+	_ = p.persist()
 	p.mail.add(p.baseMail(MailRestart, StateRestarting, &code, reason, n))
 	delay := tm.RestartBackoff
 	for i := 1; i < n && delay < tm.RestartMaxBackoff; i++ {
@@ -528,7 +561,7 @@ func (p *proc) finish(state State, code int, reason string, readyOK bool) {
 	answer := !p.readySent
 	p.readySent = true
 	p.mu.Unlock()
-	p.persist()
+	_ = p.persist()
 	if p.logs != nil {
 		p.logs.close()
 	}

@@ -17,7 +17,8 @@ import (
 // returns the current status and ctx's error (the SIGKILL still follows).
 // Under mechanism "none" a descendant that left the process group (setsid)
 // escapes the stop; bwrap's pid namespace and the landlock helper's
-// subreaper catch it.
+// subreaper catch it. When the final record cannot be written to the state
+// dir, the status comes with a *RecordError.
 func (s *Supervisor) Stop(ctx context.Context, sessionID, ref string, force bool) (Status, error) {
 	p, err := s.lookup(sessionID, ref)
 	if err != nil {
@@ -26,7 +27,7 @@ func (s *Supervisor) Stop(ctx context.Context, sessionID, ref string, force bool
 	p.requestStop(force)
 	select {
 	case <-p.done:
-		return p.status(true), nil
+		return p.status(true), p.recordError()
 	case <-ctx.Done():
 		return p.status(true), fmt.Errorf("stopping process %s: %w", p.id, ctx.Err())
 	}
@@ -127,7 +128,7 @@ func (p *proc) requestStop(force bool) {
 	}
 	p.mu.Unlock()
 	if changed {
-		p.persist()
+		_ = p.persist() // Stop reports the final record's error
 	}
 }
 
