@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 )
 
 // Record is a process as persisted in the state dir: one JSON file per
@@ -62,6 +64,10 @@ func (o Owner) Alive() bool {
 
 const recordsDir = "processes"
 
+// maxRecordBytes bounds a record file read: a record of a command line
+// of a few kilobytes is padded to 8 KiB; anything much larger is not one.
+const maxRecordBytes = 1 << 20
+
 // ReadRecords reads every process record of stateDir, sorted by start
 // time. A missing directory is no records. Files that are not valid
 // records are skipped and reported in the joined error, with the records
@@ -82,7 +88,7 @@ func ReadRecords(stateDir string) ([]Record, error) {
 		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := inputfile.ReadFile(filepath.Join(dir, name), maxRecordBytes)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("reading process record %q: %w", name, err))
 			continue
