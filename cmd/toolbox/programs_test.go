@@ -25,6 +25,17 @@ var (
 	toolboxBin, coreBin string
 )
 
+// removeBuilt runs the tests, then removes the programs they built.
+type removeBuilt struct{ m *testing.M }
+
+func (r removeBuilt) Run() int {
+	code := r.m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	return code
+}
+
 // programs builds toolbox and toolbox-core once per test run.
 func programs(t *testing.T) (toolbox, core string) {
 	t.Helper()
