@@ -134,15 +134,18 @@ var capabilitySchema = &hcl.BodySchema{
 // binary exists and is executable. The error, when not nil, is Diagnostics
 // listing every problem found.
 func Load(path string) (*Config, error) {
-	src, err := os.ReadFile(path)
+	src, err := ReadToolboxFile(path)
 	if err != nil {
-		return nil, Diagnostics{{File: path, Msg: fmt.Sprintf("reading the toolbox file: %v", err), Fix: "pass the toolbox file with -f or set TOOLBOX_FILE"}}
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, Diagnostics{{File: path, Msg: err.Error()}}
 	}
 	cfg := &Config{Path: path, Dir: filepath.Dir(abs), Source: src, Sandbox: "none"}
+	if ds := checkShape(src, path); ds != nil {
+		return nil, ds
+	}
 	f, hd := hclparse.NewParser().ParseHCL(src, path)
 	if hd.HasErrors() {
 		return nil, fromHCL(hd, "")

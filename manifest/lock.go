@@ -114,8 +114,14 @@ type Tool struct {
 	// PluginProtocol is the plugin protocol version negotiated with a
 	// plugin tool at lock time (plugins.ProtocolVersion); 0 for exec tools.
 	PluginProtocol int `json:"plugin_protocol,omitempty"`
-	// Command is set for a tool that is one command of a multi-command binary.
-	Command string `json:"command,omitempty"`
+	// Command is set for a tool that is one command of a multi-command
+	// binary, with Binary: the binary's name in the toolbox file. Every
+	// tool of one Binary holds the same fields but Command, and one
+	// Describe holding all their commands; the lock stores those fields
+	// once, under "binaries", and each command's own part with its tool
+	// (see binaries.go), hence no JSON tags here.
+	Command string `json:"-"`
+	Binary  string `json:"-"`
 	// Describe is the validated describe document. It is required unless
 	// Probe.Status is StatusFailed or StatusSkipped (a tool whose describe
 	// could not run has none).

@@ -77,7 +77,9 @@ func looksLikeID(s string) bool {
 // "process"; ErrBadName, ErrNameInUse, *LimitError, ErrClosed; an empty
 // command, a missing working directory or one outside the sandbox; a
 // *sandbox.RefusalError when the sandbox cannot be honoured here;
-// launcher.ErrNotFound when the shell is missing.
+// launcher.ErrNotFound when the shell is missing; ErrNoRecord when its
+// record cannot be written (nothing runs); a *RecordError, with the
+// status, when a later record could not be written.
 func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command) (Status, error) {
 	if err := checkSession(sessionID); err != nil {
 		return Status{}, err
@@ -126,16 +128,12 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	if err != nil {
 		return Status{}, fmt.Errorf("running a command: %w", err)
 	}
-	in, err := p.launch()
-	if err != nil {
-		s.release(p)
-		return Status{}, fmt.Errorf("running a command: %w", err)
-	}
-	p.begin(in)
 	// The inline waiter registers before the command can finish, so a
 	// command that ends within the wait is never also mailed (inline.go).
 	p.beginInline()
-	go p.run(in)
+	if err := p.launchRecorded(); err != nil {
+		return Status{}, fmt.Errorf("running a command: %w", err)
+	}
 	<-p.readyCh // immediate: answered at once
 	wait := c.Wait
 	switch {
@@ -147,7 +145,7 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	p.waitDone(ctx, wait)
 	st, _ := p.endInline(ctx)
 	p.addOutput(&st, true)
-	return st, nil
+	return st, p.recordError()
 }
 
 // workDir is the supervisor's working directory ("" when unknown).

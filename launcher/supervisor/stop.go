@@ -21,6 +21,8 @@ import (
 // A lost process (its supervisor died) whose processes still run is
 // killed at once, found again by pid and start time (never a reused pid);
 // its state stays lost and its reason says so.
+// When the final record cannot be written to the state dir, the status
+// comes with a *RecordError.
 func (s *Supervisor) Stop(ctx context.Context, sessionID, ref string, force bool) (Status, error) {
 	p, err := s.lookup(sessionID, ref)
 	if err != nil {
@@ -30,7 +32,7 @@ func (s *Supervisor) Stop(ctx context.Context, sessionID, ref string, force bool
 	p.requestStop(force)
 	select {
 	case <-p.done:
-		return p.status(true), nil
+		return p.status(true), p.recordError()
 	case <-ctx.Done():
 		return p.status(true), fmt.Errorf("stopping process %s: %w", p.id, ctx.Err())
 	}
@@ -139,7 +141,7 @@ func (p *proc) requestStop(force bool) {
 	}
 	p.mu.Unlock()
 	if changed {
-		p.persist()
+		_ = p.persist() // Stop reports the final record's error
 	}
 }
 

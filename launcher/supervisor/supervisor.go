@@ -373,6 +373,13 @@ func (s *Supervisor) reserve(sessionID string, r reservation) (*proc, error) {
 	return p, nil
 }
 
+// isClosed says Close was called.
+func (s *Supervisor) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // release undoes reserve for a process that never launched.
 func (s *Supervisor) release(p *proc) {
 	s.mu.Lock()

@@ -125,6 +125,10 @@ type Status struct {
 	// counts every event it emitted.
 	Events     []launcher.Event `json:"events,omitempty"`
 	EventCount int              `json:"event_count,omitempty"`
+	// Notes are what the supervisor noticed that is neither the state nor
+	// the output: a startup line too long to judge against ready.match, a
+	// record or log file it could not write.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // OutputRange is the part of the output the ring still holds.

@@ -75,6 +75,9 @@ func (s *Server) request(c *conn, name string, args map[string]any) launcher.Req
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id,
 		CompileSchema: compileLauncher, Plugins: s.plugins,
+		// A result is sent as at most MaxTextBytes: keeping more would
+		// only hold memory (one 25 MB call took 1.4 GB).
+		MaxResultBytes: s.opts.MaxTextBytes,
 	}
 }
 
@@ -132,9 +135,10 @@ func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, 
 	if err != nil {
 		return errorResult(name, err)
 	}
+	events, cut := lastWithin(res.Events, s.opts.MaxTextBytes)
 	ev := EventsResult{
 		Tool: res.Tool, Backend: res.Backend, Capability: res.Capability, ExitCode: res.ExitCode,
-		Events: nonNil(res.Events), Count: res.Count, Elided: res.Elided, OutputCut: res.OutputCut,
+		Events: nonNil(events), Count: res.Count, Elided: res.Elided + cut, Truncated: cut > 0, OutputCut: res.OutputCut,
 	}
 	if res.ExitCode != 0 || res.TimedOut {
 		f := Failure{
@@ -174,6 +178,21 @@ func (s *Server) pluginStream(ctx context.Context, c *conn, r *reporter, name st
 		return structured(ev)
 	}
 	return s.runResult(res, err)
+}
+
+// lastWithin returns the last events whose cost (launcher.EventCost) fits
+// in max bytes, and how many came before them.
+func lastWithin(events []launcher.Event, max int) ([]launcher.Event, int) {
+	total, i := 0, len(events)
+	for i > 0 {
+		c := launcher.EventCost(events[i-1])
+		if total+c > max {
+			break
+		}
+		total += c
+		i--
+	}
+	return events[i:], i
 }
 
 // eventText is an event as a progress message: its JSON, or the invalid

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,16 +14,18 @@ import (
 
 // ServeStdio serves one MCP connection over the process's stdin and stdout
 // (nothing else is ever written to stdout) until stdin closes or ctx ends,
-// then stops the connection's processes. See Serve.
+// then stops the connection's processes. See Serve. A line that is not a
+// JSON-RPC message is answered with an error and the session goes on
+// (lineTransport).
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.Serve(ctx, &mcp.StdioTransport{})
+	return s.ServeIO(ctx, os.Stdin, os.Stdout)
 }
 
 // ServeIO is ServeStdio over the given streams (tests, or a front-end
 // that owns its streams). The streams are closed when the connection
 // ends if they are io.Closers.
 func (s *Server) ServeIO(ctx context.Context, in io.Reader, out io.Writer) error {
-	return s.Serve(ctx, &mcp.IOTransport{Reader: readCloser(in), Writer: writeCloser(out)})
+	return s.Serve(ctx, &lineTransport{r: readCloser(in), w: writeCloser(out)})
 }
 
 // Serve serves one MCP connection over t until the client ends it or ctx

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
 
@@ -91,7 +92,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	lockPath, l, err := ReadLock(opts.Globals)
+	// Only what this call may run is read: a run costs the same whatever
+	// else the toolbox holds (a binary of 1000 commands, say).
+	lockPath, l, err := readLockWith(opts.Globals, func(path string) (*manifest.Lock, error) {
+		return launcher.ReadLock(path, opts.Name, backends)
+	})
 	if err != nil {
 		return opts.refused(err)
 	}
@@ -133,7 +138,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		CompileSchema: opts.CompileSchema, Plugins: opts.Plugins, KeepEvents: opts.Keep,
 	}
 	if !opts.JSON {
-		req.Stdout, req.Stderr = opts.IO.Out, opts.IO.Err
+		// What the tool prints is streamed, not kept: memory stays bounded
+		// whatever it prints (DESIGN.md §5, output budget).
+		req.Stdout, req.Stderr, req.StreamOnly = opts.IO.Out, opts.IO.Err, true
 	}
 	ctx, stopped := notifyStop(ctx)
 	res, err := launcher.Run(ctx, req)
@@ -145,17 +152,23 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return opts.refused(err)
 	}
 	if opts.JSON {
-		if werr := WriteJSON(opts.IO.Out, envelopeOf(opts.Name, res, err)); werr != nil {
+		if werr := writeEnvelope(opts.IO.Out, envelopeOf(opts.Name, res, err)); werr != nil {
 			return werr
 		}
 	} else {
 		if res.Message != "" {
 			fmt.Fprintln(opts.IO.Out, res.Message)
 		}
-		for i, e := range res.Events {
+		for i, e := range res.Events { // a fallback's buffered result
 			if e.Invalid {
 				fmt.Fprintf(opts.IO.Err, "toolbox: event %d is invalid: %s\n", i+1, e.Error)
 			}
+		}
+		for _, e := range res.Invalid {
+			fmt.Fprintf(opts.IO.Err, "toolbox: event %d is invalid: %s\n", e.N, e.Error)
+		}
+		if more := res.InvalidCount - len(res.Invalid); more > 0 {
+			fmt.Fprintf(opts.IO.Err, "toolbox: %d more invalid events are not listed\n", more)
 		}
 		if err != nil {
 			fmt.Fprintf(opts.IO.Err, "error: %v\n", err)
@@ -190,7 +203,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 func (o *RunOptions) refused(err error) error {
 	code := launcher.ExitCode(err)
 	if o.JSON {
-		if werr := WriteJSON(o.IO.Out, envelopeOf(o.Name, nil, err)); werr != nil {
+		if werr := writeEnvelope(o.IO.Out, envelopeOf(o.Name, nil, err)); werr != nil {
 			return werr
 		}
 		return WithCode(code, nil)
