@@ -151,11 +151,14 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 			started <- result{err: fmt.Errorf("enforcing the landlock ruleset: %w", err)}
 			return
 		}
-		pid, err := syscall.ForkExec(hs.Path, hs.Argv, &syscall.ProcAttr{
-			Dir:   hs.Dir,
-			Env:   env,
-			Files: []uintptr{0, 1, 2},
-			Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred},
+		sys := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred}
+		pid, err := helperLimits(hs, sys, func() (int, error) {
+			return syscall.ForkExec(hs.Path, hs.Argv, &syscall.ProcAttr{
+				Dir:   hs.Dir,
+				Env:   env,
+				Files: []uintptr{0, 1, 2},
+				Sys:   sys,
+			})
 		})
 		if err != nil {
 			started <- result{err: &os.PathError{Op: "exec", Path: hs.Path, Err: err}}

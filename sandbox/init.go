@@ -9,11 +9,15 @@ import (
 )
 
 // Init must be the first call of the toolbox binary's main (and of a test
-// binary's TestMain in packages that start landlock tools):
+// binary's TestMain in packages that start landlock tools, or tools with
+// resource limits under none):
 //
 //   - when os.Args[1] is the hidden helper marker, the process is the
 //     landlock helper started by Cmd or Start: Init runs it and exits with
 //     the tool's exit code, never returning;
+//   - when it is the limits wrapper's marker, the process sets a tool's
+//     resource limits on itself and execs the tool (see Limits; under
+//     None only), never returning;
 //   - otherwise it marks every descriptor above 2 close-on-exec, so that
 //     descriptors toolbox inherited from its own parent never leak into a
 //     child (Go opens its own descriptors close-on-exec already).
@@ -25,6 +29,9 @@ func Init() {
 		// Nothing to flush: exit at once, without os.Exit's hooks (a race
 		// build would sleep a second there).
 		unix.Exit(runHelper())
+	}
+	if len(os.Args) > 1 && os.Args[1] == limitsArg {
+		unix.Exit(runLimitsExec())
 	}
 	markCloexec()
 	initDone.Store(true)

@@ -57,6 +57,10 @@ type helperSpec struct {
 	RunAs     *Identity     `json:"run_as,omitempty"`
 	ParentPID int           `json:"parent_pid"` // the process that started the helper
 	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
+	// Rlimits are set on the tool (see helperLimits); CgroupFD is the
+	// call's cgroup, which the tool is started in (0 = none).
+	Rlimits  []rlimit `json:"rlimits,omitempty"`
+	CgroupFD int      `json:"cgroup_fd,omitempty"`
 }
 
 // helperGrant is one resolved path the tool may use. Dir comes from the
@@ -91,7 +95,7 @@ func minimalGrants(gs []helperGrant) []helperGrant {
 // empty environment (the tool's travels in the spec). When status is true
 // the helper reports "ok" or its setup error on an extra pipe, returned as
 // statusR.
-func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
+func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
 	if r := landlockDeclRefusal(s.NetNone, s.TmpPrivate); r != nil {
 		return nil, nil, nil, r
 	}
@@ -145,6 +149,11 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 		extra = append(extra, w)
 		hs.StatusFD = 4
 		statusR = r
+	}
+	hs.Rlimits = lp.rlimits
+	if lp.cg != nil {
+		hs.CgroupFD = 3 + len(extra)
+		extra = append(extra, lp.cg.fd)
 	}
 	data, err := json.Marshal(hs)
 	if err != nil {

@@ -64,15 +64,18 @@ type prepared struct {
 	cmd     *exec.Cmd
 	mech    Mechanism
 	closers []*os.File // the child's ends of pipes and bind descriptors
-	infoR   *os.File   // bwrap --info-fd, read end (Start only)
+	infoR   *os.File   // bwrap --info-fd, read end (Start, or limits)
 	statusR *os.File   // landlock helper status, read end (Start only)
+	limitsR *os.File   // none limits wrapper status, read end (Start only)
+	limits  *limitPlan
+	runAs   *Identity // who bwrap runs as (nil: toolbox's user)
 }
 
 func (p *prepared) closeChildEnds() { closeAll(p.closers) }
 
 func (p *prepared) closeAll() {
 	p.closeChildEnds()
-	for _, f := range []*os.File{p.infoR, p.statusR} {
+	for _, f := range []*os.File{p.infoR, p.statusR, p.limitsR, p.limits.blockW} {
 		if f != nil {
 			f.Close()
 		}
@@ -103,11 +106,37 @@ func Cmd(spec *Spec, c Command) (*exec.Cmd, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	lp := p.limits
+	if lp.blockW != nil {
+		// The sandbox waits for its limits before it starts the tool.
+		infoR, blockW := p.infoR, lp.blockW
+		p.infoR, lp.blockW = nil, nil
+		go func() { _, _ = releaseBwrap(infoR, blockW, 0, p.runAs, lp.rlimits) }()
+	}
 	var once sync.Once
-	return p.cmd, func() { once.Do(p.closeAll) }, nil
+	return p.cmd, func() {
+		once.Do(func() {
+			p.closeAll()
+			if lp.cg != nil {
+				pid := 0
+				if p.cmd.Process != nil {
+					pid = p.cmd.Process.Pid
+				}
+				lp.cg.removeAfter(pid)
+			}
+		})
+	}, nil
 }
 
+// planner decides the limits of one start (planLimits; tests inject
+// their own cgroup through it).
+type planner func(s *Spec, m Mechanism) (*limitPlan, error)
+
 func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
+	return prepareWith(spec, c, forStart, planLimits)
+}
+
+func prepareWith(spec *Spec, c Command, forStart bool, plan planner) (*prepared, error) {
 	s := spec
 	if s == nil {
 		s = &Spec{}
@@ -120,9 +149,35 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{mech: m}
+	switch m {
+	case None, Bwrap, Landlock:
+	case Auto:
+		return nil, fmt.Errorf("sandbox mechanism %q must be resolved first (see Resolve)", m)
+	default:
+		return nil, fmt.Errorf("unknown sandbox mechanism %q", m)
+	}
+	lp, err := plan(s, m)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{mech: m, limits: lp, runAs: s.RunAs}
+	fail := func(err error) (*prepared, error) {
+		p.closeAll()
+		if lp.cg != nil {
+			lp.cg.remove()
+		}
+		return nil, err
+	}
 	switch m {
 	case None:
+		if len(lp.rlimits) > 0 {
+			p.cmd, p.limitsR, p.closers, err = noneCmd(c, lp.rlimits, lp.cg, forStart)
+			if err != nil {
+				return fail(err)
+			}
+			p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
+			break
+		}
 		p.cmd = exec.Command(c.Path, c.Args...)
 		p.cmd.Env = c.Env
 		if p.cmd.Env == nil {
@@ -131,27 +186,25 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 		p.cmd.Dir = c.Dir
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
 	case Bwrap:
-		p.cmd, p.infoR, p.closers, err = bwrapCmd(s, c, forStart)
+		p.cmd, p.infoR, p.closers, err = bwrapCmd(s, c, forStart, lp)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		// bwrap itself runs as the run_as user: --uid would not change
 		// who owns the files the tool creates on the host.
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+		if lp.cg != nil {
+			p.cmd.SysProcAttr.UseCgroupFD, p.cmd.SysProcAttr.CgroupFD = true, int(lp.cg.fd.Fd())
+		}
 	case Landlock:
-		p.cmd, p.statusR, p.closers, err = landlockCmd(s, c, forStart)
+		p.cmd, p.statusR, p.closers, err = landlockCmd(s, c, forStart, lp)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		p.cmd.SysProcAttr = helperSysProcAttr() // the helper switches user for the tool
-	case Auto:
-		return nil, fmt.Errorf("sandbox mechanism %q must be resolved first (see Resolve)", m)
-	default:
-		return nil, fmt.Errorf("unknown sandbox mechanism %q", m)
 	}
 	if err := p.stdio(c); err != nil {
-		p.closeAll()
-		return nil, err
+		return fail(err)
 	}
 	p.cmd.WaitDelay = waitDelay
 	return p, nil
@@ -201,7 +254,11 @@ func isTerminal(f *os.File) bool {
 // cannot be honoured, ErrStartFailed (wrapping the cause, e.g.
 // fs.ErrNotExist) when the child could not be started.
 func Start(spec *Spec, c Command) (*Process, error) {
-	pr, err := prepare(spec, c, true)
+	return startWith(spec, c, planLimits)
+}
+
+func startWith(spec *Spec, c Command, plan planner) (*Process, error) {
+	pr, err := prepareWith(spec, c, true, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +275,22 @@ func Start(spec *Spec, c Command) (*Process, error) {
 			return nil, err
 		}
 	}
-	if pr.infoR != nil {
+	if pr.limitsR != nil {
+		if err := readLimitsStatus(pr.limitsR); err != nil {
+			_, _ = p.Wait() // the wrapper exits once it has reported
+			return nil, err
+		}
+	}
+	if pr.limits.blockW != nil {
+		pid, err := releaseBwrap(pr.infoR, pr.limits.blockW, p.Pid(), pr.runAs, pr.limits.rlimits)
+		p.innerPid = pid
+		close(p.info)
+		if err != nil {
+			_ = p.Signal(syscall.SIGKILL)
+			_, _ = p.Wait()
+			return nil, err
+		}
+	} else if pr.infoR != nil {
 		go func() {
 			p.innerPid = readBwrapInfo(pr.infoR)
 			close(p.info)
@@ -236,6 +308,9 @@ func (p *Process) run(pr *prepared, started chan<- error) {
 	pr.closeChildEnds()
 	if err != nil {
 		pr.closeAll()
+		if pr.limits.cg != nil {
+			pr.limits.cg.remove()
+		}
 		started <- err
 		return
 	}
@@ -258,6 +333,10 @@ func (p *Process) run(pr *prepared, started chan<- error) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	p.mu.Unlock()
 	p.err = pr.cmd.Wait()
+	if pr.limits.cg != nil {
+		// What is left in the call's cgroup dies with the call.
+		pr.limits.cg.remove()
+	}
 	close(p.done)
 }
 

@@ -54,4 +54,8 @@ type Spec struct {
 	// RunAs, when non-nil, is the identity the child runs as (under every
 	// mechanism, None included).
 	RunAs *Identity
+	// Limits bound the child's resources under every mechanism (see
+	// Limits for how; the zero value limits nothing). A limit the machine
+	// cannot enforce for this child is refused (LimitsRefusal).
+	Limits Limits
 }
