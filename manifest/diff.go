@@ -38,6 +38,9 @@ func Diff(prev, next *Lock) []string {
 	d.str("envdir_root:", prev.EnvdirRoot, next.EnvdirRoot)
 	d.list("env_allowlist:", prev.EnvAllowlist, next.EnvAllowlist)
 	d.list("builtins:", prev.Builtins, next.Builtins)
+	for _, name := range unionKeys(prev.BuiltinLimits, next.BuiltinLimits) {
+		d.limits(fmt.Sprintf("builtin %q:", name), prev.BuiltinLimits[name], next.BuiltinLimits[name])
+	}
 	for _, name := range unionKeys(prev.Tools, next.Tools) {
 		d.tool(name, prev.Tools[name], next.Tools[name])
 	}
@@ -110,6 +113,7 @@ func (d *differ) tool(name string, a, b *Tool) {
 	if ra.TimeoutSeconds != rb.TimeoutSeconds {
 		d.addf("%s: runtime timeout %gs -> %gs", at, ra.TimeoutSeconds, rb.TimeoutSeconds)
 	}
+	d.limits(at+": runtime", ra.Limits, rb.Limits)
 	d.str(at+": probe status", a.Probe.Status, b.Probe.Status)
 	d.str(at+": probe detail", a.Probe.Detail, b.Probe.Detail)
 	d.str(at+": probe fix", a.Probe.Fix, b.Probe.Fix)

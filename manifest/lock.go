@@ -52,9 +52,12 @@ type Lock struct {
 	EnvAllowlist []string `json:"env_allowlist"`
 	// Builtins lists the builtins declared (e.g. "process"), sorted and
 	// unique (Marshal sorts them).
-	Builtins     []string               `json:"builtins,omitempty"`
-	Tools        map[string]*Tool       `json:"tools"`
-	Capabilities map[string]*Capability `json:"capabilities"`
+	Builtins []string `json:"builtins,omitempty"`
+	// BuiltinLimits are the resource limits of a builtin's commands (the
+	// key is a builtin of Builtins, e.g. "process").
+	BuiltinLimits map[string]*Limits     `json:"builtin_limits,omitempty"`
+	Tools         map[string]*Tool       `json:"tools"`
+	Capabilities  map[string]*Capability `json:"capabilities"`
 }
 
 // FileRef names a file relative to the lock and pins its content.
@@ -106,6 +109,8 @@ type Runtime struct {
 	Rundir string `json:"rundir,omitempty"`
 	// TimeoutSeconds is the operator's default call timeout (0 = the program default).
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// Limits are the tool's resource limits (nil = none).
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Identity is a resolved run_as.

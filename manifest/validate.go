@@ -61,6 +61,7 @@ func (l *Lock) Validate() error {
 	v.oneOf("sandbox", l.Sandbox, sandboxRequests)
 	v.names("env_allowlist", l.EnvAllowlist, false)
 	v.names("builtins", l.Builtins, true)
+	v.builtinLimits(l)
 	if l.Tools == nil {
 		v.addf("tools is missing")
 	}
