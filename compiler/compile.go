@@ -96,6 +96,8 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	lock := manifest.New()
 	lock.Sandbox, lock.EnvdirRoot, lock.EnvAllowlist, lock.Builtins = mech, cfg.EnvdirRoot, cfg.EnvAllowlist, cfg.Builtins
 	lock.File = manifest.FileRef{Path: filepath.Base(cfg.Path), SHA256: sha256Hex(cfg.Source)}
+	var limitErrs []error
+	lock.BuiltinLimits, limitErrs = builtinLimits(cfg)
 
 	p := &prober{cfg: cfg, opts: opts, mechanism: mech, lock: lock}
 	reports := make([]*ToolReport, len(cfg.Tools))
@@ -113,7 +115,7 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	}
 	wg.Wait()
 
-	res := &Result{Tools: map[string]*ToolReport{}}
+	res := &Result{Tools: map[string]*ToolReport{}, Errs: limitErrs}
 	for i, t := range cfg.Tools {
 		res.Tools[t.Name] = reports[i]
 		if reports[i].Err != nil {
@@ -247,7 +249,7 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 
 	// describe runs before the tool's declarations are known, so it gets
 	// the strictest confinement the mechanism offers.
-	spec := p.describeSpec(t)
+	spec := p.withDescribeLimits(t, p.describeSpec(t))
 	var d *protocol.Describe
 	if t.Kind == KindPlugin {
 		if d, lt.PluginProtocol, err = p.describePlugin(ctx, t, spec); err != nil {
@@ -272,6 +274,9 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	}
 
 	rt, err := p.resolveRuntime(t, d)
+	if err == nil {
+		rt.Limits, err = p.toolLimits(t, rt)
+	}
 	if err != nil {
 		var refusal *sandbox.RefusalError
 		if errors.As(err, &refusal) {

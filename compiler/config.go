@@ -34,6 +34,10 @@ type Config struct {
 	Capabilities []*CapabilityDecl
 	// Builtins declared (e.g. "process"), sorted.
 	Builtins []string
+	// Limits is the toolbox-wide limits block (nil when absent), and
+	// BuiltinLimits a builtin's own, by builtin name.
+	Limits        *LimitsDecl
+	BuiltinLimits map[string]*LimitsDecl
 	// Notes are non-fatal remarks (files a `tools` source did not take).
 	Notes []string
 }
@@ -61,6 +65,9 @@ type ToolDecl struct {
 	// Bindings are the operator's bound arguments (bind blocks), checked
 	// against the describe document once the tool is probed.
 	Bindings []*BindDecl
+	// Limits is the block's own limits block (nil when absent); it
+	// overrides the toolbox-wide one attribute by attribute.
+	Limits *LimitsDecl
 }
 
 // BindDecl is one `bind "arg" { value = ... | env = "VAR", secret = bool }`.
@@ -100,16 +107,18 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "tools", LabelNames: []string{"name"}},
 		{Type: "capability", LabelNames: []string{"name"}},
 		{Type: "builtin", LabelNames: []string{"name"}},
+		{Type: "limits"},
 	},
 }
 
 var toolSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}, {Name: "timeout"}, {Name: "allow_run_as"}},
-	Blocks:     []hcl.BlockHeaderSchema{{Type: "bind", LabelNames: []string{"arg"}}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "bind", LabelNames: []string{"arg"}}, {Type: "limits"}},
 }
 
 var toolsSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "dir", Required: true}, {Name: "filter"}, {Name: "timeout"}, {Name: "allow_run_as"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}},
 }
 
 var capabilitySchema = &hcl.BodySchema{
@@ -183,7 +192,11 @@ func (l *loader) root(c *hcl.BodyContent) {
 			l.cfg.EnvAllowlist = list
 		}
 	}
+	l.cfg.Limits, _ = l.limitsBlock(c.Blocks, "")
 	for _, b := range c.Blocks {
+		if b.Type == "limits" {
+			continue
+		}
 		block := fmt.Sprintf("%s %q", b.Type, b.Labels[0])
 		switch b.Type {
 		case "tool", "plugin":
@@ -197,8 +210,14 @@ func (l *loader) root(c *hcl.BodyContent) {
 				l.add(at(b.LabelRanges[0], block, fmt.Sprintf("unknown builtin %q", b.Labels[0]), `the only builtin is "process"`))
 				continue
 			}
-			if _, hd := b.Body.Content(&hcl.BodySchema{}); hd.HasErrors() {
+			bc, hd := b.Body.Content(builtinSchema)
+			if hd.HasErrors() {
 				l.diags = append(l.diags, fromHCL(hd, block)...)
+			} else if d, _ := l.limitsBlock(bc.Blocks, block); d != nil {
+				if l.cfg.BuiltinLimits == nil {
+					l.cfg.BuiltinLimits = map[string]*LimitsDecl{}
+				}
+				l.cfg.BuiltinLimits[b.Labels[0]] = d
 			}
 			if !contains(l.cfg.Builtins, b.Labels[0]) {
 				l.cfg.Builtins = append(l.cfg.Builtins, b.Labels[0])
@@ -283,7 +302,9 @@ func (l *loader) options(t *ToolDecl, c *hcl.BodyContent, block string) bool {
 		t.AllowRunAs = v
 		ok = ok && bok
 	}
-	return ok
+	lim, lok := l.limitsBlock(c.Blocks, block)
+	t.Limits = lim
+	return ok && lok
 }
 
 func (l *loader) toolsDir(b *hcl.Block, block string) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -81,6 +82,7 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 		return Status{}, err
 	}
 	plan := &launchPlan{
+		spec:      s.commandSpec(),
 		cmd:       sandbox.Command{Path: s.shell, Args: []string{"-c", c.Cmd}, Env: env, Dir: dir},
 		readyKind: readyImmediate,
 		stopGrace: s.cfg.Timing.StopGrace,
@@ -166,4 +168,14 @@ func commandEnv(c Command, def []string, sessionID string) ([]string, error) {
 		env = append(env, k+"="+vars[k])
 	}
 	return env, nil
+}
+
+// commandSpec confines nothing but applies the locked limits of builtin
+// "process" (nil when it has none).
+func (s *Supervisor) commandSpec() *sandbox.Spec {
+	l, _ := s.lockSnapshot()
+	if l == nil || l.BuiltinLimits[CommandTool] == nil {
+		return nil
+	}
+	return &sandbox.Spec{Mechanism: sandbox.None, Limits: runspec.Limits(l.BuiltinLimits[CommandTool])}
 }
