@@ -50,6 +50,8 @@ type ToolReport struct {
 	Detail    string
 	Fix       string
 	Mechanism string
+	// Limits are the tool's resolved limits (nil: none, or not locked).
+	Limits *manifest.Limits
 	// Duration is how long describe and check took together.
 	Duration time.Duration
 	// Err is why the tool cannot be locked (nil when it can): describe
@@ -230,6 +232,7 @@ func (p *prober) probe(ctx context.Context, t *ToolDecl) (*manifest.Tool, *ToolR
 		return nil, r
 	}
 	r.Status, r.Detail, r.Fix = lt.Probe.Status, lt.Probe.Detail, lt.Probe.Fix
+	r.Limits = lt.Runtime.Limits
 	return lt, r
 }
 

@@ -281,8 +281,8 @@ func (r resolvedLimits) enforceable(m string, uid uint32, tool, block string) (*
 		refusal = nil
 	}
 	if refusal != nil {
-		refusal.Tool = tool
 		d := &Diagnostic{Block: block, Msg: refusal.Error(), Fix: refusal.Fix, Err: refusal}
+		refusal.Tool = tool // after the message: the block already names it
 		if r.processes != nil {
 			d.File, d.Line, d.Col = r.processes.Range.Filename, r.processes.Range.Start.Line, r.processes.Range.Start.Column
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolbox-dev/toolbox/compiler"
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // CheckOptions are the inputs of the check command.
@@ -84,6 +85,8 @@ func checkRun(opts *CheckOptions) error {
 type probeReport struct {
 	Capabilities []capabilityProbe `json:"capabilities"`
 	Tools        []toolProbe       `json:"tools"`
+	// Limits says which limits this machine enforces, and how.
+	Limits []sandbox.LimitEnforcement `json:"limits"`
 }
 
 type capabilityProbe struct {
@@ -101,6 +104,8 @@ type toolProbe struct {
 	MS        int64  `json:"ms"`
 	Detail    string `json:"detail,omitempty"`
 	Fix       string `json:"fix,omitempty"`
+	// Limits are the tool's resolved limits (absent: none, or not locked).
+	Limits *manifest.Limits `json:"limits,omitempty"`
 }
 
 func probeRun(ctx context.Context, opts *CheckOptions) error {
@@ -134,7 +139,7 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 func buildProbeReport(res *compiler.Result) probeReport {
 	rep := probeReport{Capabilities: []capabilityProbe{}, Tools: []toolProbe{}}
 	toTP := func(r *compiler.ToolReport) toolProbe {
-		return toolProbe{Name: r.Name, Kind: r.Kind, Status: r.Status, Mechanism: r.Mechanism, MS: r.Duration.Milliseconds(), Detail: r.Detail, Fix: r.Fix}
+		return toolProbe{Name: r.Name, Kind: r.Kind, Status: r.Status, Mechanism: r.Mechanism, MS: r.Duration.Milliseconds(), Detail: r.Detail, Fix: r.Fix, Limits: r.Limits}
 	}
 	for _, c := range res.Capabilities {
 		cp := capabilityProbe{Capability: c.Name, Required: c.Required, Active: c.Active}
@@ -148,6 +153,7 @@ func buildProbeReport(res *compiler.Result) probeReport {
 	for _, name := range cli.SortedKeys(res.Tools) {
 		rep.Tools = append(rep.Tools, toTP(res.Tools[name]))
 	}
+	rep.Limits = sandbox.Detect().LimitEnforcement()
 	return rep
 }
 
@@ -171,6 +177,7 @@ func printProbeReport(opts *CheckOptions, rep probeReport) {
 	for _, t := range rep.Tools {
 		printToolLine(w, "  ", t)
 	}
+	printLimits(w, rep.Limits)
 	w.Flush()
 }
 
