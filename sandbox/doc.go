@@ -17,6 +17,11 @@
 //     helper stays the tool's parent as a child subreaper, so every
 //     descendant dies when the tool ends.
 //
+// Every mechanism, none included, also applies the Spec's resource Limits
+// (rlimits before the tool's first instruction, sized tmpfs under bwrap,
+// a cgroup v2 per call where one is delegated: see Limits, limits_start.go
+// and DetectCgroup), refusing a limit nothing here can enforce.
+//
 // Detect finds out by running them what this machine can enforce, and
 // Resolve turns the operator's request (bwrap, landlock, auto, none) and
 // the tool's declaration into a mechanism or a *RefusalError naming the
@@ -27,8 +32,8 @@
 // What it deliberately does not do: choose defaults for a tool (the
 // runspec package turns a locked tool into a Spec and a Command), build the
 // tool's environment (the Command's Env is used as it is, and nothing of
-// the caller's is added), limit resources (CPU, memory, process counts),
-// or filter system calls. A landlock tool gets no /proc at all: Landlock has
+// the caller's is added), choose limits (the compiler resolves them), or
+// filter system calls. A landlock tool gets no /proc at all: Landlock has
 // no pid namespace and cannot tell the tool's own /proc entries from
 // toolbox's, whose environ a landlocked root process could still read
 // (tools that need /proc use bwrap). It runs on Linux only.

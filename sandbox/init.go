@@ -22,8 +22,9 @@ import (
 //     descriptors toolbox inherited from its own parent never leak into a
 //     child (Go opens its own descriptors close-on-exec already).
 //
-// In a process that did not call Init, landlock refuses to start tools
-// (ErrStartFailed) and Detect reports it unusable, saying why.
+// In a process that did not call Init, landlock refuses to start tools,
+// and so does none for a tool with limits (ErrStartFailed); Detect reports
+// landlock unusable, saying why.
 func Init() {
 	if len(os.Args) > 1 && os.Args[1] == helperArg {
 		// Nothing to flush: exit at once, without os.Exit's hooks (a race
