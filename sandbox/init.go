@@ -9,30 +9,24 @@ import (
 )
 
 // Init must be the first call of the toolbox binary's main (and of a test
-// binary's TestMain in packages that start landlock tools, or tools with
-// resource limits under none):
+// binary's TestMain in packages that start landlock tools):
 //
 //   - when os.Args[1] is the hidden helper marker, the process is the
 //     landlock helper started by Cmd or Start: Init runs it and exits with
 //     the tool's exit code, never returning;
-//   - when it is the limits wrapper's marker, the process sets a tool's
-//     resource limits on itself and execs the tool (see Limits; under
-//     None only), never returning;
 //   - otherwise it marks every descriptor above 2 close-on-exec, so that
 //     descriptors toolbox inherited from its own parent never leak into a
 //     child (Go opens its own descriptors close-on-exec already).
 //
-// In a process that did not call Init, landlock refuses to start tools,
-// and so does none for a tool with limits (ErrStartFailed); Detect reports
-// landlock unusable, saying why.
+// In a process that did not call Init, landlock refuses to start tools
+// (ErrStartFailed) and Detect reports it unusable, saying why. (The
+// wrapper that gives a tool its limits under none runs from this
+// package's initialisation and needs no Init: see limitexec.go.)
 func Init() {
 	if len(os.Args) > 1 && os.Args[1] == helperArg {
 		// Nothing to flush: exit at once, without os.Exit's hooks (a race
 		// build would sleep a second there).
 		unix.Exit(runHelper())
-	}
-	if len(os.Args) > 1 && os.Args[1] == limitsArg {
-		unix.Exit(runLimitsExec())
 	}
 	markCloexec()
 	initDone.Store(true)
