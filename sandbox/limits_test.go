@@ -234,8 +234,8 @@ func TestProcessesStopsForkBomb(t *testing.T) {
 		t.Helper()
 		r := runSh(t, spec, bomb)
 		n := strings.Count(r.stdout, "started")
-		if n >= 16 || !strings.Contains(r.stderr, "fork") {
-			t.Errorf("fork bomb under processes 16: %d children started, stderr %q", n, r.stderr)
+		if n >= 16 || n < 8 || !strings.Contains(r.stderr, "fork") {
+			t.Errorf("fork bomb under processes 16: %d children started (want the limit to stop it near 16), stderr %q", n, r.stderr)
 		}
 		// Positive twin.
 		r = runSh(t, spec, `for i in 1 2 3 4 5; do true & done; wait; echo done`)
