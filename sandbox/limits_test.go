@@ -350,20 +350,27 @@ func TestNoneCannotRaiseLimits(t *testing.T) {
 }
 
 // cgroupParent returns a cgroup v2 directory this test may create cgroups
-// in: the delegated one, else (as root) a child of the hybrid layout's
-// cgroup v2 mount, which has no controllers but places and kills.
+// in: the delegated one, else (as root) a new child of a cgroup v2 mount
+// (/sys/fs/cgroup, or the hybrid layout's /sys/fs/cgroup/unified, which
+// has no memory or pids controller but places and kills all the same).
 func cgroupParent(t *testing.T) string {
 	t.Helper()
 	if cg := DetectCgroup(); cg.Dir != "" {
 		return cg.Dir
 	}
 	requireRoot(t)
-	var st unix.Statfs_t
-	const unified = "/sys/fs/cgroup/unified"
-	if unix.Statfs(unified, &st) != nil || st.Type != unix.CGROUP2_SUPER_MAGIC {
+	mount := ""
+	for _, m := range []string{cgroupMount, cgroupMount + "/unified"} {
+		var st unix.Statfs_t
+		if unix.Statfs(m, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+			mount = m
+			break
+		}
+	}
+	if mount == "" {
 		testenv.Unavailable(t, "no cgroup v2 mount here: %s", DetectCgroup().Reason)
 	}
-	dir := filepath.Join(unified, fmt.Sprintf("toolbox-test-%d", os.Getpid()))
+	dir := filepath.Join(mount, fmt.Sprintf("toolbox-test-%d", os.Getpid()))
 	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
 		t.Fatal(err)
 	}
