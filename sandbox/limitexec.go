@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -137,7 +138,11 @@ func noneCmd(c Command, rs []rlimit, cg *callCgroup, status bool) (cmd *exec.Cmd
 			return nil, nil, nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
 		}
 	}
-	if err := checkExecutable(path); err != nil {
+	check := path
+	if !filepath.IsAbs(check) && c.Dir != "" {
+		check = filepath.Join(c.Dir, check) // as exec: relative to Dir
+	}
+	if err := checkExecutable(check); err != nil {
 		return nil, nil, nil, err
 	}
 	ls := limitsSpec{Path: path, Argv: append([]string{c.Path}, c.Args...), Env: c.Env, Rlimits: rs}

@@ -166,12 +166,7 @@ func TestOpenFilesLimit(t *testing.T) {
 
 func runTool(t *testing.T, spec *Spec, path string, args ...string) result {
 	t.Helper()
-	var out, errb bytes.Buffer
-	p, err := Start(spec, Command{Path: path, Args: args, Stdout: &out, Stderr: &errb})
-	must(t, err)
-	code, err := p.Wait()
-	must(t, err)
-	return result{code: code, stdout: out.String(), stderr: errb.String()}
+	return runToolIn(t, spec, "", path, args...)
 }
 
 // A CPU spinner is stopped by cpu_seconds (SIGXCPU). Twin: a tool that
@@ -337,6 +332,24 @@ func TestLimitsUnderNoneKeepStartErrors(t *testing.T) {
 	if r.code != 0 || r.stdout != "kept\n2048\n" {
 		t.Fatalf("a tool under the wrapper: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
+	// A relative path is relative to Dir, as exec has it.
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "tool"), []byte("#!/bin/sh\necho here\n"), 0o755))
+	out := runToolIn(t, &Spec{Limits: Limits{FileSize: mib}}, dir, "./tool")
+	if out.code != 0 || out.stdout != "here\n" {
+		t.Fatalf("./tool in Dir: exit %d, stdout %q, stderr %q", out.code, out.stdout, out.stderr)
+	}
+}
+
+// runToolIn runs path with args in dir under spec.
+func runToolIn(t *testing.T, spec *Spec, dir, path string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	p, err := Start(spec, Command{Path: path, Args: args, Dir: dir, Stdout: &out, Stderr: &errb})
+	must(t, err)
+	code, err := p.Wait()
+	must(t, err)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
 
 // A root tool under none cannot raise its hard limits back: the wrapper
