@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -484,5 +485,49 @@ func TestDetectCgroupReason(t *testing.T) {
 	s := detectCgroup(t.TempDir(), "", "/proc/self/cgroup")
 	if s.Dir != "" || !strings.Contains(s.Reason, "not a cgroup v2 mount") {
 		t.Fatalf("a plain directory: %+v", s)
+	}
+}
+
+// Positive twin of every attack above: real coding tools run under the
+// toolbox file's defaults (git committing, the Go toolchain loading
+// packages, grep searching) with a private /tmp under bwrap.
+func TestRealToolsUnderDefaultLimits(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	defaults := Limits{Memory: 4 << 30, FileSize: 256 << 20, OpenFiles: 4096, TmpSize: 256 << 20}
+	script := `set -e
+cd "$WORK"
+git init -q repo && cd repo
+printf 'module example.com/m\n\ngo 1.21\n' > go.mod
+printf 'package m\n\nfunc F() int { return 1 }\n' > m.go
+git -c user.name=t -c user.email=t@example.com add -A
+git -c user.name=t -c user.email=t@example.com commit -qm first
+git log --oneline | wc -l
+grep -rn 'func F' .
+"$GO" list -deps . | tail -n 1
+head -c 1048576 /dev/zero > "${TMPDIR:-/tmp}/scratch" && wc -c < "${TMPDIR:-/tmp}/scratch"`
+	for _, m := range allMechanisms {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			tr := newTree(t)
+			spec := limitSpec(tr, m, defaults)
+			if m != None {
+				spec.Read = append(spec.Read, filepath.Dir(filepath.Dir(goBin)))
+			}
+			spec.TmpPrivate = m == Bwrap
+			// GIT_CONFIG_NOSYSTEM: landlock denies /etc/gitconfig (EACCES, fatal
+			// to git) where bwrap has none (ENOENT); not a matter of limits.
+			env := append(tr.env(), "GO="+goBin, "HOME="+tr.Work, "GIT_CONFIG_NOSYSTEM=1", "GOCACHE="+tr.Work+"/cache", "GOPATH="+tr.Work+"/gopath", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOPROXY=off")
+			if m == None {
+				env = append(env, "TMPDIR="+tr.Work)
+			}
+			r := runSh(t, spec, script, env...)
+			want := "1\n./m.go:3:func F() int { return 1 }\nexample.com/m\n1048576\n"
+			if r.code != 0 || r.stdout != want {
+				t.Fatalf("exit %d, stdout %q (want %q), stderr %q", r.code, r.stdout, want, r.stderr)
+			}
+		})
 	}
 }
