@@ -125,6 +125,9 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if err := addLandlockRules(rulesetFD, hs); err != nil {
 		return 0, nil, err
 	}
+	if err := addLimitsWrapperRule(rulesetFD, hs); err != nil {
+		return 0, nil, err
+	}
 	cred, err := credential(hs.RunAs, Landlock)
 	if err != nil {
 		return 0, nil, err
@@ -151,15 +154,7 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 			started <- result{err: fmt.Errorf("enforcing the landlock ruleset: %w", err)}
 			return
 		}
-		sys := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred}
-		pid, err := helperLimits(hs, sys, func() (int, error) {
-			return syscall.ForkExec(hs.Path, hs.Argv, &syscall.ProcAttr{
-				Dir:   hs.Dir,
-				Env:   env,
-				Files: []uintptr{0, 1, 2},
-				Sys:   sys,
-			})
-		})
+		pid, err := helperFork(hs, env, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred})
 		if err != nil {
 			started <- result{err: &os.PathError{Op: "exec", Path: hs.Path, Err: err}}
 			return

@@ -57,10 +57,11 @@ type helperSpec struct {
 	RunAs     *Identity     `json:"run_as,omitempty"`
 	ParentPID int           `json:"parent_pid"` // the process that started the helper
 	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
-	// Rlimits are set on the tool (see helperLimits); CgroupFD is the
-	// call's cgroup, which the tool is started in (0 = none).
-	Rlimits  []rlimit `json:"rlimits,omitempty"`
-	CgroupFD int      `json:"cgroup_fd,omitempty"`
+	// Rlimits, when set, are given to the tool by the limits wrapper,
+	// which also joins the call's cgroup through ProcsFD (0 = none). See
+	// helperFork.
+	Rlimits []rlimit `json:"rlimits,omitempty"`
+	ProcsFD int      `json:"procs_fd,omitempty"`
 }
 
 // helperGrant is one resolved path the tool may use. Dir comes from the
@@ -152,8 +153,17 @@ func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd,
 	}
 	hs.Rlimits = lp.rlimits
 	if lp.cg != nil {
-		hs.CgroupFD = 3 + len(extra)
-		extra = append(extra, lp.cg.fd)
+		procs, err := lp.cg.procsFile()
+		if err != nil {
+			closeAll(closers)
+			if statusR != nil {
+				statusR.Close()
+			}
+			return nil, nil, nil, err
+		}
+		closers = append(closers, procs)
+		hs.ProcsFD = 3 + len(extra)
+		extra = append(extra, procs)
 	}
 	data, err := json.Marshal(hs)
 	if err != nil {

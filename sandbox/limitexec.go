@@ -24,7 +24,8 @@ import (
 // small wrapper that sets the limits on itself, joins the call's cgroup,
 // drops CAP_SYS_RESOURCE and then execs the tool in its place: the tool
 // has the limits from its first instruction, keeps the wrapper's pid,
-// session and process group, and nothing of the wrapper stays around.
+// session and process group, and nothing of the wrapper stays around. The
+// landlock helper starts the same wrapper inside its domain (helperFork).
 
 // limitsArg is argv[1] of the limits wrapper.
 const limitsArg = "__toolbox-limits-exec"

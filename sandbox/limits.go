@@ -200,18 +200,6 @@ func applyRlimits(pid int, rs []rlimit) error {
 	return nil
 }
 
-// currentRlimits reads this process's values of the resources in rs.
-func currentRlimits(rs []rlimit) []rlimit {
-	out := make([]rlimit, 0, len(rs))
-	for _, r := range rs {
-		var lim unix.Rlimit
-		if unix.Prlimit(0, r.Resource, nil, &lim) == nil {
-			out = append(out, rlimit{Resource: r.Resource, Cur: lim.Cur, Max: lim.Max})
-		}
-	}
-	return out
-}
-
 func rlimitName(r int) string {
 	switch r {
 	case unix.RLIMIT_CORE:
@@ -232,21 +220,31 @@ func rlimitName(r int) string {
 
 // dropSysResource removes CAP_SYS_RESOURCE from this thread's bounding,
 // inheritable, permitted and effective sets, so that a root program it
-// execs cannot raise a hard limit. Without root there is nothing to drop.
+// execs cannot raise a hard limit. Without root there is nothing to drop;
+// a thread that holds no capability at all and whose uid 0 gains none at
+// exec (securebit NOROOT, as in the landlock helper's domain) has nothing
+// to drop either.
 func dropSysResource() error {
 	if os.Geteuid() != 0 {
 		return nil
-	}
-	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_RESOURCE, 0, 0, 0); err != nil {
-		return fmt.Errorf("dropping CAP_SYS_RESOURCE from the bounding set: %w", err)
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("reading capabilities: %w", err)
 	}
+	inBounding, _ := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_RESOURCE, 0, 0, 0)
+	if inBounding == 1 {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_RESOURCE, 0, 0, 0)
+		if err != nil && !norootLocked() {
+			return fmt.Errorf("dropping CAP_SYS_RESOURCE from the bounding set: %w", err)
+		}
+	}
 	const bit = uint32(1) << (unix.CAP_SYS_RESOURCE % 32)
 	d := &data[unix.CAP_SYS_RESOURCE/32]
+	if (d.Effective|d.Permitted|d.Inheritable)&bit == 0 {
+		return nil
+	}
 	d.Effective &^= bit
 	d.Permitted &^= bit
 	d.Inheritable &^= bit
@@ -254,4 +252,11 @@ func dropSysResource() error {
 		return fmt.Errorf("dropping CAP_SYS_RESOURCE: %w", err)
 	}
 	return nil
+}
+
+// norootLocked says whether uid 0 gains no capability at exec on this
+// thread (securebits NOROOT and NOROOT_LOCKED).
+func norootLocked() bool {
+	bits, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0)
+	return err == nil && bits&3 == 3
 }

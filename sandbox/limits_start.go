@@ -1,12 +1,14 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"syscall"
 
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,10 +21,9 @@ import (
 //     sets the rlimits on it (prlimit, pinned by a pidfd) and only then
 //     releases it. The tool inherits them; bwrap and the sandbox's init
 //     run in the call's cgroup from their clone (CLONE_INTO_CGROUP).
-//   - landlock: the helper sets the rlimits on itself just before it
-//     forks the tool (into the call's cgroup), and puts its own back
-//     afterwards when it may (as root).
-//   - none: the limits wrapper (limitexec.go).
+//   - landlock: the helper starts the limits wrapper inside its Landlock
+//     domain instead of the tool (see helperFork).
+//   - none: the limits wrapper (limitexec.go), started by toolbox.
 
 // limitPlan is what prepare decided about limits for one start.
 type limitPlan struct {
@@ -82,24 +83,57 @@ func planLimits(s *Spec, m Mechanism) (*limitPlan, error) {
 	return lp, nil
 }
 
-// helperLimits runs fork (the helper's ForkExec of the tool) with hs's
-// rlimits set on the helper and the tool placed in hs's cgroup. The
-// helper's own limits are put back afterwards where it may raise them
-// again (as root): it goes on reaping and must not run out of memory.
-func helperLimits(hs *helperSpec, sys *syscall.SysProcAttr, fork func() (int, error)) (int, error) {
-	if hs.CgroupFD > 0 {
-		sys.UseCgroupFD, sys.CgroupFD = true, hs.CgroupFD
-	}
+// helperFork starts the landlock tool from the helper's restricted
+// thread. Without limits it forks the tool itself. With limits it forks
+// the limits wrapper (this binary, see limitexec.go), which sets them,
+// joins the call's cgroup and execs the tool in its place: setting them on
+// the helper around its fork would leave the helper, a Go program whose
+// own mappings exceed small memory limits (about 120 MiB measured, thread
+// stacks included), unable to map memory, since only CAP_SYS_RESOURCE
+// could raise its limits back and root does not always hold it. The
+// wrapper runs inside the Landlock domain and without capabilities, with
+// a rule that lets it execute this binary (addLimitsWrapperRule), which
+// gives the tool nothing its own code could not do.
+func helperFork(hs *helperSpec, env []string, sys *syscall.SysProcAttr) (int, error) {
 	if len(hs.Rlimits) == 0 {
-		return fork()
+		return syscall.ForkExec(hs.Path, hs.Argv, &syscall.ProcAttr{Dir: hs.Dir, Env: env, Files: []uintptr{0, 1, 2}, Sys: sys})
 	}
-	saved := currentRlimits(hs.Rlimits)
-	if err := applyRlimits(0, hs.Rlimits); err != nil {
-		return 0, err
+	ls := limitsSpec{Path: hs.Path, Argv: hs.Argv, Env: env, Rlimits: hs.Rlimits}
+	files := []uintptr{0, 1, 2, 0}
+	if hs.ProcsFD > 0 {
+		ls.ProcsFD = len(files)
+		files = append(files, uintptr(hs.ProcsFD))
 	}
-	pid, err := fork()
-	_ = applyRlimits(0, saved)
-	return pid, err
+	data, err := json.Marshal(ls)
+	if err != nil {
+		return 0, fmt.Errorf("encoding the limits wrapper's spec: %w", err)
+	}
+	specR, err := feedPipe(data)
+	if err != nil {
+		return 0, fmt.Errorf("passing the limits wrapper's spec: %w", err)
+	}
+	defer specR.Close()
+	files[3] = specR.Fd()
+	return syscall.ForkExec("/proc/self/exe", []string{os.Args[0], limitsArg}, &syscall.ProcAttr{Dir: hs.Dir, Env: []string{}, Files: files, Sys: sys})
+}
+
+// addLimitsWrapperRule lets the Landlock domain execute this binary (the
+// limits wrapper) when hs has limits. The rule is added on the running
+// binary's own inode (/proc/self/exe), whatever became of its path.
+func addLimitsWrapperRule(rulesetFD int, hs *helperSpec) error {
+	if len(hs.Rlimits) == 0 {
+		return nil
+	}
+	fd, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening this binary for the limits wrapper: %w", err)
+	}
+	defer unix.Close(fd)
+	attr := llsys.PathBeneathAttr{ParentFd: fd, AllowedAccess: llsys.AccessFSExecute | llsys.AccessFSReadFile}
+	if err := llsys.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
+		return fmt.Errorf("adding the landlock rule for the limits wrapper: %w", err)
+	}
+	return nil
 }
 
 // releaseBwrap reads the sandbox's pid 1 from bwrap's info descriptor,

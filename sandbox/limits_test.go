@@ -531,3 +531,40 @@ head -c 1048576 /dev/zero > "${TMPDIR:-/tmp}/scratch" && wc -c < "${TMPDIR:-/tmp
 		})
 	}
 }
+
+// The landlock helper stays unlimited while its tool runs limited: a
+// helper holding a small memory limit (which it could not raise back
+// without CAP_SYS_RESOURCE) could no longer map memory to reap the tool.
+func TestLandlockHelperKeepsNoLimits(t *testing.T) {
+	requireMechanism(t, Landlock)
+	stdinR, stdinW := io.Pipe()
+	defer stdinW.Close()
+	p, err := Start(&Spec{Mechanism: Landlock, Limits: Limits{Memory: 64 * mib}}, Command{
+		Path: "/bin/sh", Args: []string{"-c", "read x"}, Env: []string{"PATH=/usr/bin:/bin"}, Stdin: stdinR,
+	})
+	must(t, err)
+	dataLimit := func(pid int) string {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "Max data size") {
+				return strings.Join(strings.Fields(l)[3:5], " ")
+			}
+		}
+		return ""
+	}
+	var tool string
+	eventually(func() bool {
+		for pid := range liveDescendants(p.Pid()) {
+			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(cmd), "/bin/sh\x00") {
+				tool = dataLimit(pid)
+			}
+		}
+		return tool != ""
+	})
+	helper := dataLimit(p.Pid())
+	stdinW.Close()
+	p.Wait()
+	if tool != "67108864 67108864" || helper != "unlimited unlimited" {
+		t.Fatalf("data limit: tool %q, helper %q; want the tool limited, the helper not", tool, helper)
+	}
+}
