@@ -173,7 +173,7 @@ func LimitsRefusal(l Limits, m Mechanism, uid uint32, cg CgroupSupport) *Refusal
 	}
 	if l.Processes > 0 && !cg.Pids && !nprocCountsSandbox(m, uid) {
 		return refuse(FieldLimitProcesses, m,
-			`run toolbox where cgroup v2 delegates the pids controller (see TOOLBOX_CGROUP in the README), give the tool a run_as user other than root under sandbox "bwrap", or remove processes from the limits block`,
+			`run toolbox where cgroup v2 delegates the pids controller (see TOOLBOX_CGROUP in the README), give the tool a run_as user other than root under sandbox "bwrap", or remove processes from the limits block; then run toolbox lock`,
 			"no cgroup v2 pids controller here (%s), and RLIMIT_NPROC %s", orUnknown(cg.PidsReason), nprocWhyNot(m, uid))
 	}
 	return nil
