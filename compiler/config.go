@@ -40,6 +40,10 @@ type Config struct {
 	Builtins []string
 	// Process is the builtin "process" block, nil when there is none.
 	Process *ProcessDecl
+	// Limits is the toolbox-wide limits block (nil when absent), and
+	// BuiltinLimits a builtin's own, by builtin name.
+	Limits        *LimitsDecl
+	BuiltinLimits map[string]*LimitsDecl
 	// Notes are non-fatal remarks (files a `tools` source did not take).
 	Notes []string
 }
@@ -73,6 +77,9 @@ type ToolDecl struct {
 	OmitSend bool
 	// SendRange locates the send attribute when it is set.
 	SendRange hcl.Range
+	// Limits is the block's own limits block (nil when absent); it
+	// overrides the toolbox-wide one attribute by attribute.
+	Limits *LimitsDecl
 }
 
 // BindDecl is one `bind "arg" { value = ... | env = "VAR", secret = bool }`.
@@ -112,16 +119,18 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "tools", LabelNames: []string{"name"}},
 		{Type: "capability", LabelNames: []string{"name"}},
 		{Type: "builtin", LabelNames: []string{"name"}},
+		{Type: "limits"},
 	},
 }
 
 var toolSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}, {Name: "timeout"}, {Name: "allow_run_as"}, {Name: "send"}},
-	Blocks:     []hcl.BlockHeaderSchema{{Type: "bind", LabelNames: []string{"arg"}}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "bind", LabelNames: []string{"arg"}}, {Type: "limits"}},
 }
 
 var toolsSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "dir", Required: true}, {Name: "filter"}, {Name: "timeout"}, {Name: "allow_run_as"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}},
 }
 
 var capabilitySchema = &hcl.BodySchema{
@@ -201,7 +210,11 @@ func (l *loader) root(c *hcl.BodyContent) {
 			l.cfg.EnvAllowlist = list
 		}
 	}
+	l.cfg.Limits, _ = l.limitsBlock(c.Blocks, "")
 	for _, b := range c.Blocks {
+		if b.Type == "limits" {
+			continue
+		}
 		block := fmt.Sprintf("%s %q", b.Type, b.Labels[0])
 		switch b.Type {
 		case "tool", "plugin":
@@ -215,7 +228,7 @@ func (l *loader) root(c *hcl.BodyContent) {
 				l.add(at(b.LabelRanges[0], block, fmt.Sprintf("unknown builtin %q", b.Labels[0]), `the only builtin is "process"`))
 				continue
 			}
-			l.processBuiltin(b)
+			l.processBuiltin(b, block)
 			if !contains(l.cfg.Builtins, b.Labels[0]) {
 				l.cfg.Builtins = append(l.cfg.Builtins, b.Labels[0])
 			}
@@ -302,7 +315,9 @@ func (l *loader) options(t *ToolDecl, c *hcl.BodyContent, block string) bool {
 		t.AllowRunAs = v
 		ok = ok && bok
 	}
-	return ok
+	lim, lok := l.limitsBlock(c.Blocks, block)
+	t.Limits = lim
+	return ok && lok
 }
 
 func (l *loader) toolsDir(b *hcl.Block, block string) {

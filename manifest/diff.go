@@ -45,6 +45,9 @@ func Diff(prev, next *Lock) []string {
 	if !sameJSON(prev.Process, next.Process) {
 		d.addf("builtin \"process\": %s -> %s", showProcess(prev.Process), showProcess(next.Process))
 	}
+	for _, name := range unionKeys(prev.BuiltinLimits, next.BuiltinLimits) {
+		d.limits(fmt.Sprintf("builtin %q:", name), prev.BuiltinLimits[name], next.BuiltinLimits[name])
+	}
 	// The commands of one binary share every field but their command: a
 	// change to those is said once, for the binary, not once per command.
 	binaries := map[string][2]*Tool{}
@@ -152,6 +155,7 @@ func (d *differ) fields(at string, a, b *Tool) {
 	if ra.TimeoutSeconds != rb.TimeoutSeconds {
 		d.addf("%s: runtime timeout %gs -> %gs", at, ra.TimeoutSeconds, rb.TimeoutSeconds)
 	}
+	d.limits(at+": runtime", ra.Limits, rb.Limits)
 	d.str(at+": probe status", a.Probe.Status, b.Probe.Status)
 	d.str(at+": probe detail", a.Probe.Detail, b.Probe.Detail)
 	d.str(at+": probe fix", a.Probe.Fix, b.Probe.Fix)

@@ -56,9 +56,12 @@ type Lock struct {
 	Builtins []string `json:"builtins,omitempty"`
 	// Process is the resolved builtin "process" (DESIGN.md §5): how every
 	// background command runs. Set exactly when Builtins lists "process".
-	Process      *ProcessBuiltin        `json:"builtin_process,omitempty"`
-	Tools        map[string]*Tool       `json:"tools"`
-	Capabilities map[string]*Capability `json:"capabilities"`
+	Process *ProcessBuiltin `json:"builtin_process,omitempty"`
+	// BuiltinLimits are the resource limits of a builtin's commands (the
+	// key is a builtin of Builtins, e.g. "process").
+	BuiltinLimits map[string]*Limits     `json:"builtin_limits,omitempty"`
+	Tools         map[string]*Tool       `json:"tools"`
+	Capabilities  map[string]*Capability `json:"capabilities"`
 }
 
 // BuiltinProcess is the name of the builtin of background commands.
@@ -151,6 +154,8 @@ type Runtime struct {
 	Rundir string `json:"rundir,omitempty"`
 	// TimeoutSeconds is the operator's default call timeout (0 = the program default).
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// Limits are the tool's resource limits (nil = none).
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Identity is a resolved run_as.

@@ -63,6 +63,7 @@ func (l *Lock) Validate() error {
 	v.names("env_allowlist", l.EnvAllowlist, false)
 	v.names("builtins", l.Builtins, true)
 	v.process(l)
+	v.builtinLimits(l)
 	if l.Tools == nil {
 		v.addf("tools is missing")
 	}

@@ -130,6 +130,9 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if err := addLandlockRules(rulesetFD, hs); err != nil {
 		return 0, nil, err
 	}
+	if err := addLimitsWrapperRule(rulesetFD, hs); err != nil {
+		return 0, nil, err
+	}
 	cred, err := credential(hs.RunAs, Landlock)
 	if err != nil {
 		return 0, nil, err

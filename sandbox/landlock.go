@@ -63,6 +63,11 @@ type helperSpec struct {
 	ParentPID int           `json:"parent_pid"` // the process that started the helper
 	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
 	Seccomp   []byte        `json:"seccomp"`    // the tool's compiled seccomp filter (bpfBytes)
+	// Rlimits, when set, are given to the tool by the limits wrapper,
+	// which also joins the call's cgroup through ProcsFD (0 = none). See
+	// helperFork.
+	Rlimits []rlimit `json:"rlimits,omitempty"`
+	ProcsFD int      `json:"procs_fd,omitempty"`
 }
 
 // helperGrant is one resolved path the tool may use. Dir comes from the
@@ -95,7 +100,7 @@ func minimalGrants(gs []helperGrant) []helperGrant {
 // landlockCmd builds the helper invocation for c (see helperCmd). When
 // status is true the helper reports "ok" or its setup error on an extra
 // pipe, returned as statusR.
-func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
+func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
 	if r := landlockDeclRefusal(s.NetNone, s.TmpPrivate); r != nil {
 		return nil, nil, nil, r
 	}
@@ -142,7 +147,7 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir})
 	}
 	hs.Grants = minimalGrants(grants)
-	return helperCmd(&hs, status)
+	return helperCmd(&hs, status, lp)
 }
 
 func existing(paths []string) []string {

@@ -78,17 +78,20 @@ type prepared struct {
 	mech    Mechanism
 	spec    *Spec      // for PrepareForkThread
 	closers []*os.File // the child's ends of pipes and bind descriptors
-	infoR   *os.File   // bwrap --info-fd, read end (Start only)
+	infoR   *os.File   // bwrap --info-fd, read end (Start, or limits)
 	statusR *os.File   // sandbox helper status, read end (Start only)
+	limitsR *os.File   // none limits wrapper status, read end (Start only, without Init)
 	outs    []*outPipe // output pipes toolbox reads (Start only)
 	reaper  bool       // the child is the sandbox helper (landlock, None)
+	limits  *limitPlan
+	runAs   *Identity // who bwrap runs as (nil: toolbox's user)
 }
 
 func (p *prepared) closeChildEnds() { closeAll(p.closers) }
 
 func (p *prepared) closeAll() {
 	p.closeChildEnds()
-	for _, f := range []*os.File{p.infoR, p.statusR} {
+	for _, f := range []*os.File{p.infoR, p.statusR, p.limitsR, p.limits.blockW} {
 		if f != nil {
 			f.Close()
 		}
@@ -125,11 +128,37 @@ func Cmd(spec *Spec, c Command) (*exec.Cmd, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	lp := p.limits
+	if lp.blockW != nil {
+		// The sandbox waits for its limits before it starts the tool.
+		infoR, blockW := p.infoR, lp.blockW
+		p.infoR, lp.blockW = nil, nil
+		go func() { _, _ = releaseBwrap(infoR, blockW, 0, p.runAs, lp.rlimits) }()
+	}
 	var once sync.Once
-	return p.cmd, func() { once.Do(p.closeAll) }, nil
+	return p.cmd, func() {
+		once.Do(func() {
+			p.closeAll()
+			if lp.cg != nil {
+				pid := 0
+				if p.cmd.Process != nil {
+					pid = p.cmd.Process.Pid
+				}
+				lp.cg.removeAfter(pid)
+			}
+		})
+	}, nil
 }
 
+// planner decides the limits of one start (planLimits; tests inject
+// their own cgroup through it).
+type planner func(s *Spec, m Mechanism) (*limitPlan, error)
+
 func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
+	return prepareWith(spec, c, forStart, planLimits)
+}
+
+func prepareWith(spec *Spec, c Command, forStart bool, plan planner) (*prepared, error) {
 	s := spec
 	if s == nil {
 		s = &Spec{}
@@ -142,36 +171,62 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{mech: m, spec: s}
 	switch m {
-	case None:
-		p.cmd, p.statusR, p.closers, err = reaperCmd(s, c, cred, forStart)
-		if err != nil {
-			return nil, err
-		}
-	case Bwrap:
-		p.cmd, p.infoR, p.closers, err = bwrapCmd(s, c, forStart)
-		if err != nil {
-			return nil, err
-		}
-		// bwrap itself runs as the run_as user: --uid would not change
-		// who owns the files the tool creates on the host.
-		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
-	case Landlock:
-		p.cmd, p.statusR, p.closers, err = landlockCmd(s, c, forStart)
-		if err != nil {
-			return nil, err
-		}
-		p.cmd.SysProcAttr = helperSysProcAttr() // the helper switches user for the tool
+	case None, Bwrap, Landlock:
 	case Auto:
 		return nil, fmt.Errorf("sandbox mechanism %q must be resolved first (see Resolve)", m)
 	default:
 		return nil, fmt.Errorf("unknown sandbox mechanism %q", m)
 	}
+	lp, err := plan(s, m)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{mech: m, spec: s, limits: lp, runAs: s.RunAs}
+	fail := func(err error) (*prepared, error) {
+		p.closeAll()
+		if lp.cg != nil {
+			lp.cg.remove()
+		}
+		return nil, err
+	}
+	switch m {
+	case None:
+		if !initDone.Load() && len(lp.rlimits) > 0 {
+			// No sandbox helper in this process (it never called Init):
+			// the limits wrapper alone applies the limits.
+			p.cmd, p.limitsR, p.closers, err = noneCmd(c, lp.rlimits, lp.cg, forStart)
+			if err != nil {
+				return fail(err)
+			}
+			p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
+			break
+		}
+		p.cmd, p.statusR, p.closers, err = reaperCmd(s, c, cred, forStart, lp)
+		if err != nil {
+			return fail(err)
+		}
+	case Bwrap:
+		p.cmd, p.infoR, p.closers, err = bwrapCmd(s, c, forStart, lp)
+		if err != nil {
+			return fail(err)
+		}
+		// bwrap itself runs as the run_as user: --uid would not change
+		// who owns the files the tool creates on the host.
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+		if lp.cg != nil {
+			p.cmd.SysProcAttr.UseCgroupFD, p.cmd.SysProcAttr.CgroupFD = true, int(lp.cg.fd.Fd())
+		}
+	case Landlock:
+		p.cmd, p.statusR, p.closers, err = landlockCmd(s, c, forStart, lp)
+		if err != nil {
+			return fail(err)
+		}
+		p.cmd.SysProcAttr = helperSysProcAttr() // the helper switches user for the tool
+	}
 	p.reaper = m == Landlock || m == None && initDone.Load()
 	if err := p.stdio(c, forStart); err != nil {
-		p.closeAll()
-		return nil, err
+		return fail(err)
 	}
 	p.cmd.WaitDelay = waitDelay
 	return p, nil
@@ -242,7 +297,11 @@ func isTerminal(f *os.File) bool {
 // cannot be honoured, ErrStartFailed (wrapping the cause, e.g.
 // fs.ErrNotExist) when the child could not be started.
 func Start(spec *Spec, c Command) (*Process, error) {
-	pr, err := prepare(spec, c, true)
+	return startWith(spec, c, planLimits)
+}
+
+func startWith(spec *Spec, c Command, plan planner) (*Process, error) {
+	pr, err := prepareWith(spec, c, true, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +321,22 @@ func Start(spec *Spec, c Command) (*Process, error) {
 			return nil, err
 		}
 	}
-	if pr.infoR != nil {
+	if pr.limitsR != nil {
+		if err := readLimitsStatus(pr.limitsR); err != nil {
+			_, _ = p.Wait() // the wrapper exits once it has reported
+			return nil, err
+		}
+	}
+	if pr.limits.blockW != nil {
+		pid, err := releaseBwrap(pr.infoR, pr.limits.blockW, p.Pid(), pr.runAs, pr.limits.rlimits)
+		p.innerPid = pid
+		close(p.info)
+		if err != nil {
+			_ = p.Signal(syscall.SIGKILL)
+			_, _ = p.Wait()
+			return nil, err
+		}
+	} else if pr.infoR != nil {
 		go func() {
 			p.innerPid = readBwrapInfo(pr.infoR)
 			close(p.info)
@@ -285,6 +359,9 @@ func (p *Process) run(pr *prepared, started chan<- error) {
 	pr.closeChildEnds()
 	if err != nil {
 		pr.closeAll()
+		if pr.limits.cg != nil {
+			pr.limits.cg.remove()
+		}
 		started <- err
 		return
 	}
@@ -318,6 +395,10 @@ func (p *Process) run(pr *prepared, started chan<- error) {
 	for _, o := range p.outs {
 		<-o.done
 		p.cut = p.cut || o.cut.Load()
+	}
+	if pr.limits.cg != nil {
+		// What is left in the call's cgroup dies with the call.
+		pr.limits.cg.remove()
 	}
 	close(p.done)
 }

@@ -29,7 +29,7 @@ import (
 // packages that never start the helper) the child is started directly, as
 // before the reaper: its group is killed when it ends, but a descendant
 // that left the group survives, also toolbox's death.
-func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
+func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool, lp *limitPlan) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
 	path := c.Path
 	if !strings.Contains(path, "/") {
 		if path, err = exec.LookPath(path); err != nil {
@@ -64,7 +64,7 @@ func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool) (cmd *
 	if hs.Env == nil {
 		hs.Env = []string{}
 	}
-	cmd, statusR, closers, err = helperCmd(&hs, status)
+	cmd, statusR, closers, err = helperCmd(&hs, status, lp)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -78,7 +78,7 @@ func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool) (cmd *
 // an empty environment (the tool's travels in the spec, on fd 3). When
 // status is true the helper reports "ok" or its setup error on an extra
 // pipe (fd 4), returned as statusR. closers are the child's ends.
-func helperCmd(hs *helperSpec, status bool) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
+func helperCmd(hs *helperSpec, status bool, lp *limitPlan) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
 	extra := []*os.File{nil}
 	if status {
 		r, w, err := os.Pipe()
@@ -96,6 +96,20 @@ func helperCmd(hs *helperSpec, status bool) (cmd *exec.Cmd, statusR *os.File, cl
 			statusR.Close()
 		}
 		return nil, nil, nil, err
+	}
+	if lp != nil {
+		// The helper gives the tool its limits through the limits
+		// wrapper, which also joins the call's cgroup (helperFork).
+		hs.Rlimits = lp.rlimits
+		if lp.cg != nil {
+			procs, err := lp.cg.procsFile()
+			if err != nil {
+				return fail(err)
+			}
+			closers = append(closers, procs)
+			hs.ProcsFD = 3 + len(extra)
+			extra = append(extra, procs)
+		}
 	}
 	data, err := json.Marshal(hs)
 	if err != nil {
@@ -146,12 +160,7 @@ type startResult struct {
 // subreaper inherits) until the tool has exited, whose code it sends on
 // exited. It runs on the thread that must stay alive meanwhile.
 func forkAndReap(hs *helperSpec, env []string, cred *syscall.Credential, started chan<- startResult, exited chan<- int) {
-	pid, err := syscall.ForkExec(hs.Path, hs.Argv, &syscall.ProcAttr{
-		Dir:   hs.Dir,
-		Env:   env,
-		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred},
-	})
+	pid, err := helperFork(hs, env, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred})
 	if err != nil {
 		started <- startResult{err: &os.PathError{Op: "exec", Path: hs.Path, Err: err}}
 		return

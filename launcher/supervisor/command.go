@@ -105,8 +105,13 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	if err != nil {
 		return Status{}, fmt.Errorf("running a command: %w", err)
 	}
-	var env []string
 	if spec == nil {
+		spec = s.commandSpec() // unconfined: only the builtin's limits
+	} else if lim := lock.BuiltinLimits[CommandTool]; lim != nil {
+		spec.Limits = runspec.Limits(lim)
+	}
+	var env []string
+	if spec == nil || spec.Mechanism == sandbox.None {
 		env, err = commandEnv(c, s.cfg.CallerEnv, sessionID)
 	} else {
 		dir, env, err = confinedCommand(c, spec, dir, lock.EnvAllowlist, s.cfg.CallerEnv, sessionID)
@@ -122,7 +127,7 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 		cancelSig: CommandCancel,
 		onExit:    onExitReport,
 		deadline:  c.Timeout,
-		runtime:   commandRuntime(s.self, dir, workDir()),
+		runtime:   commandRuntime(s.self, spec, dir, workDir()),
 	}
 	p, err := s.reserve(sessionID, reservation{kind: KindCommand, tool: CommandTool, name: c.Name, label: c.Label, command: c.Cmd, plan: plan})
 	if err != nil {
@@ -248,4 +253,14 @@ func commandEnv(c Command, def []string, sessionID string) ([]string, error) {
 		env = append(env, k+"="+vars[k])
 	}
 	return env, nil
+}
+
+// commandSpec confines nothing but applies the locked limits of builtin
+// "process" (nil when it has none).
+func (s *Supervisor) commandSpec() *sandbox.Spec {
+	l, _ := s.lockSnapshot()
+	if l == nil || l.BuiltinLimits[CommandTool] == nil {
+		return nil
+	}
+	return &sandbox.Spec{Mechanism: sandbox.None, Limits: runspec.Limits(l.BuiltinLimits[CommandTool])}
 }
