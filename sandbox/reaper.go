@@ -31,10 +31,13 @@ import (
 // that left the group survives, also toolbox's death.
 func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool, lp *limitPlan) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
 	path := c.Path
-	if !strings.Contains(path, "/") {
+	switch {
+	case !strings.Contains(path, "/"):
 		if path, err = exec.LookPath(path); err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
 		}
+	case !filepath.IsAbs(path) && c.Dir != "":
+		path = filepath.Join(c.Dir, path) // relative to Dir, as os/exec has it
 	}
 	if !initDone.Load() {
 		cmd = exec.Command(path, c.Args...)
