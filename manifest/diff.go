@@ -38,6 +38,7 @@ func Diff(prev, next *Lock) []string {
 	d.str("envdir_root:", prev.EnvdirRoot, next.EnvdirRoot)
 	d.list("env_allowlist:", prev.EnvAllowlist, next.EnvAllowlist)
 	d.list("builtins:", prev.Builtins, next.Builtins)
+	d.pin("bwrap", prev.Bwrap, next.Bwrap)
 	for _, name := range unionKeys(prev.Tools, next.Tools) {
 		d.tool(name, prev.Tools[name], next.Tools[name])
 	}
@@ -110,9 +111,28 @@ func (d *differ) tool(name string, a, b *Tool) {
 	if ra.TimeoutSeconds != rb.TimeoutSeconds {
 		d.addf("%s: runtime timeout %gs -> %gs", at, ra.TimeoutSeconds, rb.TimeoutSeconds)
 	}
+	if !maps.Equal(ra.Paths, rb.Paths) {
+		d.addf("%s: resolved sandbox paths changed (a declared path now leads elsewhere)", at)
+	}
 	d.str(at+": probe status", a.Probe.Status, b.Probe.Status)
 	d.str(at+": probe detail", a.Probe.Detail, b.Probe.Detail)
 	d.str(at+": probe fix", a.Probe.Fix, b.Probe.Fix)
+}
+
+// pin compares pinned programs: a new binary at the same path is named as
+// such (an upgraded bubblewrap is drift, and the fix is to lock again).
+func (d *differ) pin(what string, a, b *Pin) {
+	switch {
+	case a == nil && b == nil:
+	case a == nil:
+		d.addf("%s: pinned %s (sha256 %s)", what, b.Path, short(b.SHA256))
+	case b == nil:
+		d.addf("%s: no longer pinned (was %s)", what, a.Path)
+	case a.Path != b.Path:
+		d.addf("%s: %s -> %s (sha256 %s)", what, a.Path, b.Path, short(b.SHA256))
+	case a.SHA256 != b.SHA256:
+		d.addf("%s: %s changed (sha256 %s -> %s): it was upgraded or replaced", what, a.Path, short(a.SHA256), short(b.SHA256))
+	}
 }
 
 func (d *differ) capability(name string, a, b *Capability) {

@@ -52,13 +52,25 @@ type Lock struct {
 	EnvAllowlist []string `json:"env_allowlist"`
 	// Builtins lists the builtins declared (e.g. "process"), sorted and
 	// unique (Marshal sorts them).
-	Builtins     []string               `json:"builtins,omitempty"`
+	Builtins []string `json:"builtins,omitempty"`
+	// Bwrap pins the bubblewrap binary that runs every tool locked with
+	// mechanism "bwrap" (DESIGN.md §4, §6): present exactly when one is.
+	// A run executes this path and nothing else (PATH is never searched
+	// again), after checking its sha256 from the descriptor it executes.
+	Bwrap        *Pin                   `json:"bwrap,omitempty"`
 	Tools        map[string]*Tool       `json:"tools"`
 	Capabilities map[string]*Capability `json:"capabilities"`
 }
 
 // FileRef names a file relative to the lock and pins its content.
 type FileRef struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Pin names a program outside the toolbox by its absolute path (every
+// symlink resolved at lock time) and pins its content (hex sha256).
+type Pin struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
 }
@@ -106,6 +118,14 @@ type Runtime struct {
 	Rundir string `json:"rundir,omitempty"`
 	// TimeoutSeconds is the operator's default call timeout (0 = the program default).
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// Paths maps every path the describe document declares in
+	// runtime.sandbox.fs (read and write, exactly as written) to what it
+	// resolved to at lock time: every symlink followed, relative to the
+	// lock's directory unless outside it (then absolute). A run opens the
+	// resolved path without following any symlink, so a link planted after
+	// the lock redirects nothing (DESIGN.md §6). Required for every
+	// declared path of a sandboxed tool.
+	Paths map[string]string `json:"paths,omitempty"`
 }
 
 // Identity is a resolved run_as.
