@@ -11,7 +11,7 @@ import (
 // targets are medians: landlock adds < 3 ms, bwrap < 15 ms).
 func benchStart(b *testing.B, m Mechanism) {
 	requireMechanism(b, m)
-	spec := &Spec{Mechanism: m, ToolDir: b.TempDir()}
+	spec := pin(&Spec{Mechanism: m, ToolDir: b.TempDir()})
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for b.Loop() {

@@ -7,42 +7,26 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
-var bwrapLookup = sync.OnceValues(func() (string, error) { return exec.LookPath("bwrap") })
-
-// bwrapPath is bubblewrap's path, looked up once per process.
-func bwrapPath() (string, error) {
-	p, err := bwrapLookup()
-	if err != nil {
-		return "", fmt.Errorf("finding bwrap: %w", err)
-	}
-	return p, nil
-}
-
-// bwrapCmd builds the bwrap invocation for c. The options travel on a pipe
-// (--args) and the declared paths as descriptors opened without following
-// symlinks (--ro-bind-fd/--bind-fd): neither shows in bwrap's command line,
-// which is also what /proc/1/cmdline shows inside. When info is true, bwrap
-// writes the sandbox's pid 1 (as seen from the host) on an extra pipe,
-// returned as infoR.
+// bwrapCmd builds the bwrap invocation for c. bwrap is the pinned binary
+// (Spec.Bwrap), executed from the descriptor its hash was checked on. The
+// options travel on a pipe (--args) and the declared paths, the shared
+// tmp and c.Exe as descriptors opened without following symlinks
+// (--ro-bind-fd/--bind-fd): neither shows in bwrap's command line, which
+// is also what /proc/1/cmdline shows inside. Protected and hidden paths
+// the grants would expose are masked (bwrapMasks). When info is true,
+// bwrap writes the sandbox's pid 1 (as seen from the host) on an extra
+// pipe, returned as infoR.
 func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, closers []*os.File, err error) {
-	path, err := bwrapPath()
-	if err != nil {
-		return nil, nil, nil, refuse(FieldSandbox, Bwrap, fixBwrap, "%v", err)
-	}
-	gs, err := s.grants()
+	gs, err := s.grants(c.Exe)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	sys := systemEntries(!s.NetNone)
-	gs = placeGrants(gs, sys)
-	_, exeInside, _, dirInside, err := s.toolPaths(c, gs, sys)
-	if err != nil {
-		return nil, nil, nil, err
+	for _, g := range gs {
+		closers = append(closers, g.f)
 	}
 	defer func() {
 		if err != nil {
@@ -50,6 +34,22 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 			closers = nil
 		}
 	}()
+	gp := s.guardedPaths()
+	if err := guardRefusal(Bwrap, gs, gp); err != nil {
+		return nil, nil, closers, err
+	}
+	bw, err := openBwrap(s.Bwrap)
+	if err != nil {
+		return nil, nil, closers, err
+	}
+	closers = append(closers, bw.f)
+	sys := systemEntries(!s.NetNone)
+	tmpAt := relocateSharedTmp(gs)
+	gs = placeGrants(gs, sys)
+	_, exeInside, _, dirInside, err := s.toolPaths(c, gs, sys)
+	if err != nil {
+		return nil, nil, closers, err
+	}
 
 	var args []string
 	a := func(xs ...string) { args = append(args, xs...) }
@@ -67,25 +67,48 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 		}
 	}
 	a("--proc", "/proc", "--dev", "/dev")
-	if s.TmpPrivate {
+	if tmpAt != "/tmp" {
 		a("--tmpfs", "/tmp")
 	}
 	// ExtraFiles[0] is fd 3 (the --args pipe); bind descriptors follow.
 	var extra []*os.File
-	nextFD := func() string { return strconv.Itoa(3 + 1 + len(extra)) }
+	bindFD := func(opt string, f *os.File, dest string) {
+		a(opt, strconv.Itoa(3+1+len(extra)), dest)
+		extra = append(extra, f)
+	}
 	for _, g := range gs {
-		f, err := openNoFollow(g.src)
-		if err != nil {
-			return nil, nil, closers, refuse(g.field, Bwrap, "check that nothing replaces the path while toolbox starts the tool",
-				"opening %q: %v", g.src, err)
-		}
-		closers = append(closers, f)
 		opt := "--ro-bind-fd"
 		if g.write {
 			opt = "--bind-fd"
 		}
-		a(opt, nextFD(), g.dest)
-		extra = append(extra, f)
+		bindFD(opt, g.f, g.dest)
+	}
+	for _, m := range bwrapMasks(gs, sys, gp) {
+		if m.kind == maskHidden {
+			a("--tmpfs", m.inside, "--remount-ro", m.inside)
+			continue
+		}
+		f, err := openNoFollow(m.src)
+		if err != nil {
+			return nil, nil, closers, refuse(FieldSandbox, Bwrap, "check that nothing replaces the path while toolbox starts the tool",
+				"opening protected path %q: %v", m.src, err)
+		}
+		closers = append(closers, f)
+		opt := "--ro-bind-fd"
+		if m.kind == maskPin {
+			opt = "--bind-fd"
+		}
+		bindFD(opt, f, m.inside)
+	}
+	if c.Exe != nil {
+		// What runs is the checked file, whatever the path names now.
+		// bwrap 0.8 cannot bind a file that was unlinked (it resolves the
+		// descriptor's link text): a swap is refused here, and one after
+		// this check makes bwrap fail; neither runs the swapped file.
+		if err := c.Exe.sameFile(c.Exe.real); err != nil {
+			return nil, nil, closers, err
+		}
+		bindFD("--ro-bind-fd", c.Exe.f, exeInside)
 	}
 	if info {
 		r, w, err := os.Pipe()
@@ -93,7 +116,7 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 			return nil, nil, closers, fmt.Errorf("creating bwrap info pipe: %w", err)
 		}
 		closers = append(closers, w)
-		a("--info-fd", nextFD())
+		a("--info-fd", strconv.Itoa(3+1+len(extra)))
 		extra = append(extra, w)
 		infoR = r
 	}
@@ -112,19 +135,60 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 		return nil, nil, closers, fmt.Errorf("passing bwrap options: %w", err)
 	}
 	closers = append(closers, argsR)
-
-	env := c.Env
-	if env == nil {
-		env = []string{} // nil would hand bwrap toolbox's own environment
+	files := append([]*os.File{argsR}, extra...)
+	dup, path, err := execFD(bw.f, 3+len(files))
+	if err != nil {
+		if infoR != nil {
+			infoR.Close()
+		}
+		return nil, nil, closers, err
 	}
+	closers = append(closers, dup)
+
+	// bwrap is pid 1 inside: its environment is visible there, so it gets
+	// only the tool's (never nil, which would hand it toolbox's own).
+	env := withTmpdir(c.Env, tmpAt)
 	cmd = &exec.Cmd{
 		Path:       path,
 		Args:       append([]string{"bwrap", "--args", "3", "--", exeInside}, c.Args...),
-		Env:        env, // bwrap is pid 1 inside: its environment is visible there
+		Env:        env,
 		Dir:        "/",
-		ExtraFiles: append([]*os.File{argsR}, extra...),
+		ExtraFiles: files,
 	}
 	return cmd, infoR, closers, nil
+}
+
+// relocateSharedTmp decides where bwrap mounts the shared tmp grant and
+// returns that place ("" without one). It is /tmp, unless another grant
+// lies under /tmp (a tool kept there, a plugin's socket directory): bwrap
+// would then create that grant's mount point inside the shared directory,
+// following whatever symlink another tool planted there. Such a tool gets
+// a fresh /tmp instead and the shared directory at its own path, named by
+// $TMPDIR as under landlock.
+func relocateSharedTmp(gs []grant) string {
+	tmp := -1
+	under := false
+	for i, g := range gs {
+		switch {
+		case g.field == FieldTmp:
+			tmp = i
+		case within(g.dest, "/tmp"):
+			under = true
+		}
+	}
+	if tmp < 0 {
+		return ""
+	}
+	if under {
+		gs[tmp].dest = gs[tmp].src
+		sortGrants(gs)
+		for _, g := range gs {
+			if g.field == FieldTmp {
+				return g.dest
+			}
+		}
+	}
+	return gs[tmp].dest
 }
 
 const fixBwrap = `install bubblewrap (e.g. apt-get install bubblewrap), or set sandbox = "landlock" or "auto" in the toolbox file`

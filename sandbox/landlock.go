@@ -49,10 +49,12 @@ const helperArg = "__toolbox-sandbox-exec"
 // helperSpec is what the helper reads from fd 3, as JSON: never argv or
 // the environment, which other processes can read.
 type helperSpec struct {
-	Path      string        `json:"path"` // resolved executable
-	Argv      []string      `json:"argv"` // argv[0] included
-	Env       []string      `json:"env"`  // the tool's complete environment
-	Dir       string        `json:"dir"`  // resolved working directory
+	Path      string        `json:"path"`             // resolved executable
+	ExeFD     int           `json:"exe_fd,omitempty"` // the checked executable's descriptor (0: none)
+	Script    bool          `json:"script,omitempty"` // run by Path (its interpreter opens it again), after checking Path is ExeFD's file
+	Argv      []string      `json:"argv"`             // argv[0] included
+	Env       []string      `json:"env"`              // the tool's complete environment
+	Dir       string        `json:"dir"`              // resolved working directory
 	Grants    []helperGrant `json:"grants"`
 	RunAs     *Identity     `json:"run_as,omitempty"`
 	ParentPID int           `json:"parent_pid"` // the process that started the helper
@@ -66,6 +68,11 @@ type helperGrant struct {
 	Path  string `json:"path"`
 	Write bool   `json:"write,omitempty"`
 	Dir   bool   `json:"dir,omitempty"`
+	// FD is Path opened by the parent without following symlinks: the
+	// rule covers that inode, whatever Path names by the time the helper
+	// runs. 0 means the helper opens Path itself (the same way).
+	FD int      `json:"fd,omitempty"`
+	f  *os.File // the parent's descriptor
 }
 
 // minimalGrants drops the grants another directory grant already covers
@@ -98,25 +105,41 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 	if !initDone.Load() {
 		return nil, nil, nil, fmt.Errorf("%w: the landlock helper needs sandbox.Init to be called first in main (or TestMain)", ErrStartFailed)
 	}
-	gs, err := s.grants()
+	gs, err := s.grants(c.Exe)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	for _, g := range gs {
+		closers = append(closers, g.f)
+	}
+	fail := func(err error) (*exec.Cmd, *os.File, []*os.File, error) {
+		closeAll(closers)
+		if statusR != nil {
+			statusR.Close()
+		}
+		return nil, nil, nil, err
+	}
+	if err := guardRefusal(Landlock, gs, s.guardedPaths()); err != nil {
+		return fail(err)
 	}
 	sys := systemEntries(true)
 	exe, _, dir, _, err := s.toolPaths(c, gs, sys)
 	if err != nil {
-		return nil, nil, nil, err
+		return fail(err)
+	}
+	tmpdir := ""
+	for _, g := range gs {
+		if g.field == FieldTmp {
+			tmpdir = g.src
+		}
 	}
 	hs := helperSpec{
 		Path:      exe,
 		Argv:      append([]string{c.Path}, c.Args...),
-		Env:       c.Env,
+		Env:       withTmpdir(c.Env, tmpdir),
 		Dir:       dir,
 		RunAs:     s.RunAs,
 		ParentPID: os.Getpid(),
-	}
-	if hs.Env == nil {
-		hs.Env = []string{}
 	}
 	var grants []helperGrant
 	for _, e := range sys {
@@ -132,32 +155,52 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 		grants = append(grants, helperGrant{Path: d, Write: true})
 	}
 	for _, g := range gs {
-		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir})
+		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir, f: g.f})
 	}
 	hs.Grants = minimalGrants(grants)
-	extra := []*os.File{nil}
+	// ExtraFiles: fd 3 the spec, fd 4 the status pipe (nil without), then
+	// the executable and the granted paths.
+	extra := []*os.File{nil, nil}
 	if status {
 		r, w, err := os.Pipe()
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("creating helper status pipe: %w", err)
+			return fail(fmt.Errorf("creating helper status pipe: %w", err))
 		}
 		closers = append(closers, w)
-		extra = append(extra, w)
+		extra[1] = w
 		hs.StatusFD = 4
 		statusR = r
 	}
+	if c.Exe != nil {
+		if c.Exe.script {
+			if err := c.Exe.swapProof(Landlock); err != nil {
+				return fail(err)
+			}
+			hs.Script = true
+		}
+		hs.ExeFD = 3 + len(extra)
+		extra = append(extra, c.Exe.f)
+	}
+	for i := range hs.Grants {
+		g := &hs.Grants[i]
+		if g.f == nil {
+			f, err := openNoFollow(g.Path)
+			if err != nil {
+				return fail(refuse(FieldSandbox, Landlock, "check that nothing replaces system paths while toolbox starts the tool", "opening %q: %v", g.Path, err))
+			}
+			closers = append(closers, f)
+			g.f = f
+		}
+		g.FD = 3 + len(extra)
+		extra = append(extra, g.f)
+	}
 	data, err := json.Marshal(hs)
 	if err != nil {
-		closeAll(closers)
-		return nil, nil, nil, fmt.Errorf("encoding helper spec: %w", err)
+		return fail(fmt.Errorf("encoding helper spec: %w", err))
 	}
 	specR, err := feedPipe(data)
 	if err != nil {
-		closeAll(closers)
-		if statusR != nil {
-			statusR.Close()
-		}
-		return nil, nil, nil, fmt.Errorf("passing helper spec: %w", err)
+		return fail(fmt.Errorf("passing helper spec: %w", err))
 	}
 	closers = append(closers, specR)
 	extra[0] = specR

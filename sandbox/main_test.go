@@ -170,7 +170,7 @@ func userCache() string {
 
 // spec declares In readable and Work writable under m.
 func (tr tree) spec(m Mechanism) *Spec {
-	return &Spec{Mechanism: m, ToolDir: tr.Tool, Read: []string{tr.In}, Write: []string{tr.Work}}
+	return pin(&Spec{Mechanism: m, ToolDir: tr.Tool, Read: []string{tr.In}, Write: []string{tr.Work}})
 }
 
 func (tr tree) env() []string {
@@ -221,4 +221,12 @@ func eventually(cond func() bool) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return cond()
+}
+
+// pin gives a bwrap spec the bubblewrap Detect found (what a lock pins).
+func pin(s *Spec) *Spec {
+	if s.Mechanism == Bwrap {
+		s.Bwrap = Detect().BwrapPin
+	}
+	return s
 }

@@ -24,8 +24,20 @@ import (
 // reached through a pipe that toolbox copies; as Stdin it is not read at
 // all (the child gets the empty pipe: tools take their input as
 // arguments, and a copy from a terminal could never be interrupted).
+//
+// Exe, when set, is Path opened and checked by the caller
+// (OpenExecutable): the child is executed from that descriptor, never from
+// Path again (DESIGN.md §6). Under bwrap the descriptor is bound over the
+// executable's path inside the sandbox; under None and Landlock an ELF
+// binary is executed through /proc/self/fd with the descriptor
+// close-on-exec; a script, whose interpreter opens it again by name, is
+// executed by its resolved path after checking that nobody but root or
+// toolbox's own user could have swapped it (Executable.swapProof) and
+// that the path still names the checked file. The caller closes Exe once
+// the child started. nil executes Path as it is.
 type Command struct {
 	Path   string
+	Exe    *Executable
 	Args   []string
 	Env    []string
 	Dir    string
@@ -123,7 +135,15 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 	p := &prepared{mech: m}
 	switch m {
 	case None:
-		p.cmd = exec.Command(c.Path, c.Args...)
+		path, dup, err := noneExecPath(c)
+		if err != nil {
+			return nil, err
+		}
+		if dup != nil {
+			p.closers = append(p.closers, dup)
+		}
+		p.cmd = exec.Command(path, c.Args...)
+		p.cmd.Args[0] = c.Path
 		p.cmd.Env = c.Env
 		if p.cmd.Env == nil {
 			p.cmd.Env = []string{}
@@ -209,7 +229,7 @@ func Start(spec *Spec, c Command) (*Process, error) {
 	started := make(chan error, 1)
 	go p.run(pr, started)
 	if err := <-started; err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
+		return nil, fmt.Errorf("%w: %w", ErrStartFailed, namedAs(err, c.Path))
 	}
 	if pr.statusR != nil {
 		if err := readHelperStatus(pr.statusR); err != nil {
