@@ -14,7 +14,7 @@ import (
 // descriptors it passes to the child. The socket directory go-plugin made
 // for this plugin must be writable by it: it is added to the sandbox's
 // writable paths, and handed to the run_as identity when there is one.
-func pluginCmd(path string, spec *sandbox.Spec, socketDir, dir string, env []string) (*exec.Cmd, func(), error) {
+func pluginCmd(path string, exe *sandbox.Executable, spec *sandbox.Spec, socketDir, dir string, env []string) (*exec.Cmd, func(), error) {
 	var s sandbox.Spec
 	if spec != nil {
 		s = *spec
@@ -27,7 +27,7 @@ func pluginCmd(path string, spec *sandbox.Spec, socketDir, dir string, env []str
 			return nil, nil, fmt.Errorf("handing the plugin socket directory to uid %d: %w", s.RunAs.UID, err)
 		}
 	}
-	cmd, release, err := sandbox.Cmd(&s, sandbox.Command{Path: path, Env: env, Dir: dir})
+	cmd, release, err := sandbox.Cmd(&s, sandbox.Command{Path: path, Exe: exe, Env: env, Dir: dir})
 	if err != nil {
 		return nil, nil, fmt.Errorf("preparing plugin %q: %w", path, err)
 	}

@@ -54,6 +54,25 @@ type launchPlan struct {
 	digest       protocol.Digest
 
 	verify func() error // before a restart: the binary still matches the lock
+	// open opens the binary and checks it against the lock, before every
+	// launch: the descriptor it returns is what runs (sandbox.Command.Exe).
+	// nil when no locked binary runs (a background command).
+	open func() (*sandbox.Executable, error)
+}
+
+// command is cmd with the checked binary to run, and the function that
+// releases it once the child started.
+func (pl *launchPlan) command() (sandbox.Command, func(), error) {
+	cmd := pl.cmd
+	if pl.open == nil {
+		return cmd, func() {}, nil
+	}
+	exe, err := pl.open()
+	if err != nil {
+		return cmd, nil, err
+	}
+	cmd.Exe = exe
+	return cmd, func() { exe.Close() }, nil
 }
 
 // toolPlan is a resolved, verified, prepared tool of the lock.
@@ -74,6 +93,7 @@ type planInput struct {
 	session   string
 	compile   func(json.RawMessage) (EventValidator, error)
 	timing    Timing
+	hidden    []string // directories hidden from the tool (the state dir)
 }
 
 // planTool resolves the name, verifies the lock against the world, checks
@@ -127,9 +147,11 @@ func planTool(in planInput) (*toolPlan, error) {
 	}
 	lockPath, lock := in.lockPath, in.lock
 	p.verify = func() error { return launcher.Verify(lockPath, lock, tool) }
+	p.open = func() (*sandbox.Executable, error) { return launcher.OpenVerified(lockPath, lock, tool) }
 	spec, cmd, err := runspec.Prepare(filepath.Dir(in.lockPath), t, in.lock.EnvAllowlist, runspec.Params{
 		Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env,
 		CallerEnv: in.callerEnv, Session: in.session,
+		Trust: runspec.NewTrust(in.lockPath, in.lock, in.hidden...),
 	})
 	if err != nil {
 		return nil, err

@@ -160,7 +160,11 @@ func (p *proc) launch() (*instance, error) {
 		in.fr = newFramer(framing, pl.outValidator, pl.readyRe, in.markReady, p.onEvent)
 		in.fr.want, in.fr.skip = p.wantEvent, p.skipEvent
 	}
-	cmd := pl.cmd
+	cmd, release, err := pl.command()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	cmd.Stdout = &outWriter{p: p, in: in, stream: Stdout}
 	cmd.Stderr = &outWriter{p: p, in: in, stream: Stderr}
 	var r, w *os.File

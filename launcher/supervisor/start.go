@@ -44,7 +44,7 @@ func (s *Supervisor) Start(ctx context.Context, sessionID, name string, args map
 	plan, err := planTool(planInput{
 		lock: lock, lockPath: lockPath, name: name, backends: opts.Backends,
 		values: args, callerEnv: env, session: sessionID,
-		compile: s.cfg.CompileSchema, timing: s.cfg.Timing,
+		compile: s.cfg.CompileSchema, timing: s.cfg.Timing, hidden: append([]string{s.cfg.StateDir}, s.cfg.Hidden...),
 	})
 	if err != nil {
 		return Handle{}, err

@@ -54,6 +54,10 @@ type Config struct {
 	// created (mode 0700) when missing. "" keeps nothing on disk: no
 	// records, no logs, no lost detection.
 	StateDir string
+	// Hidden are directories no started tool may reach besides StateDir
+	// (the state directory holding StateDir, when StateDir is a
+	// subdirectory of it): see runspec.NewTrust.
+	Hidden []string
 	// Lock and LockPath are the lock Start runs tools from (SetLock
 	// replaces them). Lock nil refuses every Start, and RunCommand too
 	// (builtin "process" must be declared in the lock).
