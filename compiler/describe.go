@@ -32,7 +32,7 @@ func DescribeBinary(ctx context.Context, path string, plugin bool, callerEnv []s
 	}
 	p := &prober{opts: Options{CallerEnv: callerEnv, DescribeTimeout: DefaultDescribeTimeout}}
 	if plugin {
-		d, _, err := p.describePlugin(ctx, &ToolDecl{Path: abs}, nil)
+		d, _, err := p.describePlugin(ctx, &ToolDecl{Path: abs}, nil, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}

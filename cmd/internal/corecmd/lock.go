@@ -68,7 +68,7 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 	for _, n := range cfg.Notes {
 		fmt.Fprintf(opts.IO.Err, "note: %s\n", n)
 	}
-	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout})
+	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse()})
 	if len(res.Errs) > 0 {
 		return errors.New(joinErrs(fmt.Sprintf("cannot lock %s; the lock file was not changed:", file), res.Errs))
 	}
@@ -139,6 +139,9 @@ func printLockSummary(opts *LockOptions, res *compiler.Result, path string) {
 			}
 			fmt.Fprintln(w, line)
 		}
+	}
+	if b := res.Lock.Bwrap; b != nil {
+		fmt.Fprintf(w, "pinned bwrap %s (sha256 %.12s): runs use this file, whatever PATH says\n", b.Path, b.SHA256)
 	}
 	fmt.Fprintf(w, "locked %d tools and %d capabilities in %s\n", len(res.Lock.Tools), len(res.Lock.Capabilities), path)
 }
