@@ -210,3 +210,34 @@ func TestSwapAfterCheckFailsUnderBwrap(t *testing.T) {
 		t.Fatalf("after a swap bwrap ran: %q, %v", out, err)
 	}
 }
+
+// The checked descriptor is still what runs once the child has switched to
+// run_as (a process that changed its uid may only reach its own
+// /proc/self/fd): an ELF binary and a script, under every mechanism.
+func TestExecFromDescriptorAsNobody(t *testing.T) {
+	requireRoot(t)
+	id, err := filepath.EvalSymlinks("/usr/bin/id")
+	must(t, err)
+	nobody := &Identity{UID: 65534, GID: 65534, Groups: []uint32{65534}}
+	for _, m := range allMechanisms {
+		t.Run(string(m), func(t *testing.T) {
+			requireAny(t, m)
+			tr := newTree(t)
+			copyFile(t, id, tr.Tool+"/id", 0o755)
+			must(t, os.WriteFile(tr.Tool+"/script", []byte("#!/bin/sh\nid -u\n"), 0o755))
+			for _, name := range []string{"id", "script"} {
+				exe, err := OpenExecutable(tr.Tool + "/" + name)
+				must(t, err)
+				args := []string{}
+				if name == "id" {
+					args = []string{"-u"}
+				}
+				r, err := runExe(t, pin(&Spec{Mechanism: m, ToolDir: tr.Tool, RunAs: nobody}), Command{Path: tr.Tool + "/" + name, Args: args, Exe: exe})
+				exe.Close()
+				if err != nil || r.stdout != "65534\n" {
+					t.Fatalf("%s: %q (stderr %q), %v", name, r.stdout, r.stderr, err)
+				}
+			}
+		})
+	}
+}
