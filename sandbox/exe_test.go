@@ -20,7 +20,7 @@ func requireAny(t *testing.T, m Mechanism) {
 }
 
 // copyFile copies src to dst with mode.
-func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
+func copyFile(t testing.TB, src, dst string, mode os.FileMode) {
 	t.Helper()
 	in, err := os.Open(src)
 	must(t, err)
