@@ -66,7 +66,7 @@ func testTrust(t testing.TB, lockDir string) *Trust {
 	}
 	tr := &Trust{LockPath: filepath.Join(abs, "toolbox.lock.json")}
 	t.Cleanup(func() {
-		if dir, err := sandbox.SharedTmpDir(tr.LockPath); err == nil {
+		if dir, err := sandbox.SharedTmpPath(tr.LockPath); err == nil {
 			os.RemoveAll(dir)
 		}
 	})

@@ -44,13 +44,12 @@ const (
 // missing. Errors name the directory and what is wrong with it (a symlink,
 // another owner, another mode): fix it by removing the directory.
 func SharedTmpDir(lockPath string) (string, error) {
-	base, err := filepath.EvalSymlinks(os.TempDir())
+	dir, err := SharedTmpPath(lockPath)
 	if err != nil {
-		return "", fmt.Errorf("finding the temporary directory: %w", err)
+		return "", err
 	}
-	sum := sha256.Sum256([]byte(filepath.Clean(lockPath)))
-	parent := filepath.Join(base, "toolbox-"+strconv.Itoa(os.Geteuid()))
-	dir := filepath.Join(parent, hex.EncodeToString(sum[:8]))
+	parent := filepath.Dir(dir)
+	base := filepath.Dir(parent)
 	if err := ensureDir(base, filepath.Base(parent), sharedTmpParentMode); err != nil {
 		return "", err
 	}
@@ -63,6 +62,19 @@ func SharedTmpDir(lockPath string) (string, error) {
 	}
 	f.Close()
 	return dir, nil
+}
+
+// SharedTmpPath is where SharedTmpDir puts the shared scratch directory of
+// the toolbox whose lock is at lockPath, without creating or checking
+// anything (tests remove it with it).
+func SharedTmpPath(lockPath string) (string, error) {
+	base, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		return "", fmt.Errorf("finding the temporary directory: %w", err)
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(lockPath)))
+	parent := filepath.Join(base, "toolbox-"+strconv.Itoa(os.Geteuid()))
+	return filepath.Join(parent, hex.EncodeToString(sum[:8])), nil
 }
 
 // ensureDir makes dir/name a directory of the given mode owned by toolbox,
