@@ -16,6 +16,7 @@ import (
 	"github.com/toolbox-dev/toolbox/probe/pluginprobe"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -42,6 +43,9 @@ type Options struct {
 	// probes finish (progress on a terminal), one call at a time, in the
 	// order the probes finish.
 	OnProbe func(*ToolReport)
+	// StateDir is the state directory toolbox uses ("" = none known): a
+	// tool whose sandbox would reach it is refused (DESIGN.md §6).
+	StateDir string
 }
 
 // ToolReport is what probing found about one tool.
@@ -106,6 +110,7 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	lock.BuiltinLimits, limitErrs = builtinLimits(cfg)
 
 	p := &prober{cfg: cfg, opts: opts, mechanism: mech, lock: lock}
+	p.trust = lockTrust(cfg, mech, opts.StateDir)
 	reports := make([]*ToolReport, len(cfg.Tools))
 	locked := make([]*manifest.Tool, len(cfg.Tools))
 	sem := make(chan struct{}, opts.Parallel)
@@ -141,6 +146,14 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 		res.Errs = append(res.Errs, err)
 	} else {
 		lock.Process = proc
+	}
+	usesBwrap := lock.Process != nil && lock.Process.Mechanism == string(sandbox.Bwrap)
+	for _, t := range lock.Tools {
+		usesBwrap = usesBwrap || t.Runtime.Mechanism == string(sandbox.Bwrap)
+	}
+	if usesBwrap && p.trust.Bwrap != nil {
+		// Tools and background commands run exactly this bwrap.
+		lock.Bwrap = &manifest.Pin{Path: p.trust.Bwrap.Path, SHA256: p.trust.Bwrap.SHA256}
 	}
 	for _, cp := range cfg.Capabilities {
 		lc, errs := resolveCapability(cp, lock.Tools, res.Tools)
@@ -228,6 +241,7 @@ type prober struct {
 	opts      Options
 	mechanism string
 	lock      *manifest.Lock
+	trust     *runspec.Trust // what the lock will protect, and the bwrap it pins
 }
 
 // probe describes, resolves the runtime of, and checks one tool.
@@ -255,15 +269,21 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	fail := func(msg, fix string) error {
 		return &Diagnostic{File: t.Range.Filename, Line: t.Range.Start.Line, Col: t.Range.Start.Column, Block: t.Block, Msg: msg, Fix: fix}
 	}
-	sum, err := manifest.HashFile(t.Path)
+	// Opened once: what is hashed is what describe runs.
+	exe, err := sandbox.OpenExecutable(t.Path)
 	if err != nil {
-		return nil, fail(fmt.Sprintf("hashing the binary: %v", err), "check the path and its permissions")
+		var refusal *sandbox.RefusalError
+		if errors.As(err, &refusal) {
+			return nil, fail(err.Error(), refusal.Fix)
+		}
+		return nil, fail(fmt.Sprintf("opening the binary: %v", err), "check the path and its permissions")
 	}
+	defer exe.Close()
 	rel, err := filepath.Rel(p.cfg.Dir, t.Path)
 	if err != nil {
 		rel = t.Path
 	}
-	lt := &manifest.Tool{Kind: t.Kind, Path: filepath.ToSlash(rel), SHA256: sum, Platform: manifest.Platform()}
+	lt := &manifest.Tool{Kind: t.Kind, Path: filepath.ToSlash(rel), SHA256: exe.SHA256(), Platform: manifest.Platform()}
 
 	// describe runs before the tool's declarations are known, so it gets
 	// the strictest confinement the mechanism offers.
@@ -275,11 +295,11 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	defer removeHome()
 	var d *protocol.Describe
 	if t.Kind == KindPlugin {
-		if d, lt.PluginProtocol, err = p.describePlugin(ctx, t, spec, p.describeEnv(home)); err != nil {
+		if d, lt.PluginProtocol, err = p.describePlugin(ctx, t, exe, spec, p.describeEnv(home)); err != nil {
 			return nil, fail(err.Error(), "`toolbox describe` the plugin; it must be built with plugins/sdk and print nothing before its handshake")
 		}
 	} else {
-		c, err := probe.Capture(ctx, spec, sandbox.Command{Path: t.Path, Args: []string{"describe"}, Env: p.describeEnv(home)}, p.opts.DescribeTimeout)
+		c, err := probe.Capture(ctx, spec, sandbox.Command{Path: t.Path, Exe: exe, Args: []string{"describe"}, Env: p.describeEnv(home)}, p.opts.DescribeTimeout)
 		if err != nil {
 			return nil, fail(fmt.Sprintf("running describe: %v", err), "check that the tool is executable on this machine")
 		}
@@ -314,6 +334,10 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	}
 	lt.Runtime = rt
 	r.Mechanism = rt.Mechanism
+	if err := p.checkConfinement(t, lt); err != nil {
+		r.Status, r.Mechanism = manifest.StatusSkipped, rt.Mechanism
+		return nil, err
+	}
 
 	if !d.Check {
 		lt.Probe = manifest.Probe{Status: manifest.StatusUnverified, Detail: "the tool declares no check"}
@@ -325,7 +349,7 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 
 // check runs `TOOL check` under the tool's real runtime.
 func (p *prober) check(ctx context.Context, lt *manifest.Tool) manifest.Probe {
-	return probe.Check(ctx, p.cfg.Dir, lt, p.cfg.EnvAllowlist, p.opts.CallerEnv, p.opts.CheckTimeout, pluginprobe.Check)
+	return probe.Check(ctx, p.cfg.Dir, lt, p.trust, p.cfg.EnvAllowlist, p.opts.CallerEnv, p.opts.CheckTimeout, pluginprobe.Check)
 }
 
 // describeEnv is the environment of describe: only PATH (the caller's,

@@ -38,7 +38,7 @@ func DescribeBinary(ctx context.Context, path string, plugin bool, callerEnv []s
 	}
 	defer removeHome()
 	if plugin {
-		d, _, err := p.describePlugin(ctx, &ToolDecl{Path: abs}, nil, p.describeEnv(home))
+		d, _, err := p.describePlugin(ctx, &ToolDecl{Path: abs}, nil, nil, p.describeEnv(home))
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}

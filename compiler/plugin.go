@@ -15,10 +15,10 @@ import (
 // executable's) and stops it. It returns the negotiated plugin protocol.
 // A binary that is not a plugin, speaks another protocol version, prints
 // before its handshake or hangs is an error saying which.
-func (p *prober) describePlugin(ctx context.Context, t *ToolDecl, spec *sandbox.Spec, env []string) (*protocol.Describe, int, error) {
+func (p *prober) describePlugin(ctx context.Context, t *ToolDecl, exe *sandbox.Executable, spec *sandbox.Spec, env []string) (*protocol.Describe, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.DescribeTimeout)
 	defer cancel()
-	c, err := plugins.Options{StartTimeout: p.opts.DescribeTimeout}.Start(ctx, t.Path, spec, env)
+	c, err := plugins.Options{StartTimeout: p.opts.DescribeTimeout, Exe: exe}.Start(ctx, t.Path, spec, env)
 	if err != nil {
 		return nil, 0, fmt.Errorf("starting the plugin: %w", err)
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -26,7 +28,8 @@ func (p *prober) describeSpec(t *ToolDecl) *sandbox.Spec {
 	for _, need := range []sandbox.Need{{Sandbox: true, NetNone: true, TmpPrivate: true}, {Sandbox: true}} {
 		m, err := sandbox.Resolve(sandbox.Mechanism(p.mechanism), need)
 		if err == nil {
-			return &sandbox.Spec{Mechanism: m, ToolDir: dir, NetNone: need.NetNone, TmpPrivate: need.TmpPrivate}
+			return &sandbox.Spec{Mechanism: m, ToolDir: dir, NetNone: need.NetNone, TmpPrivate: need.TmpPrivate,
+				Bwrap: p.trust.Bwrap, Protected: p.trust.Protected, Hidden: p.trust.Hidden}
 		}
 	}
 	return nil
@@ -67,9 +70,16 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 					if !filepath.IsAbs(abs) {
 						abs = filepath.Join(toolDir, path)
 					}
-					if _, err := os.Stat(abs); err != nil {
+					// Resolved now, once: a run opens exactly this, without
+					// following any link planted later (DESIGN.md §6).
+					real, err := filepath.EvalSymlinks(abs)
+					if err != nil {
 						return rt, fail(field, fmt.Sprintf("declared path %q (%s) does not exist, so sandbox %q cannot grant it", path, abs, p.mechanism), "create it, or fix the tool's describe document")
 					}
+					if rt.Paths == nil {
+						rt.Paths = map[string]string{}
+					}
+					rt.Paths[path] = p.lockRelative(real)
 				}
 			}
 		}
@@ -120,7 +130,76 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 		}
 		rt.Rundir = filepath.ToSlash(rel)
 	}
+	if !need.Sandbox {
+		rt.Paths = nil // a tool declaring only run_as has no sandbox paths
+	}
 	return rt, nil
+}
+
+// lockRelative writes a resolved path as the lock keeps it: relative to
+// the lock's directory (slash-separated) when it lies there, so that the
+// lock survives a move of the tree, else absolute.
+func (p *prober) lockRelative(path string) string {
+	dir := p.cfg.Dir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if rel, err := filepath.Rel(dir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}
+
+// lockTrust is what the lock being written will protect (DESIGN.md §6,
+// decision D2) as far as the compiler knows it: the toolbox file, the
+// lock, the envdir root, every tool's binary, toolbox's executables, the
+// bubblewrap it pins (found on PATH and probed by sandbox.Detect, unless
+// the mechanism is "none"), and the state directory given (hidden).
+func lockTrust(cfg *Config, mechanism, stateDir string) *runspec.Trust {
+	file, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		file = filepath.Join(cfg.Dir, filepath.Base(cfg.Path))
+	}
+	tr := &runspec.Trust{LockPath: manifest.LockPath(file), Protected: []string{file, manifest.LockPath(file)}}
+	if cfg.EnvdirRoot != "" {
+		root := cfg.EnvdirRoot
+		if !filepath.IsAbs(root) {
+			root = filepath.Join(cfg.Dir, root)
+		}
+		tr.Protected = append(tr.Protected, root)
+	}
+	for _, t := range cfg.Tools {
+		tr.Protected = append(tr.Protected, t.Path)
+	}
+	if mechanism != string(sandbox.None) {
+		if pin := sandbox.Detect().BwrapPin; pin != nil {
+			tr.Bwrap = pin
+			tr.Protected = append(tr.Protected, pin.Path)
+		}
+	}
+	tr.Protected = append(tr.Protected, runspec.SelfExecutables()...)
+	if stateDir != "" {
+		if abs, err := filepath.Abs(stateDir); err == nil {
+			tr.Hidden = []string{abs}
+		}
+	}
+	return tr
+}
+
+// checkConfinement refuses at lock time what every start of the tool
+// would refuse (sandbox.Spec.Check): a grant that would let it write a
+// protected path the mechanism cannot mask (landlock), a grant inside a
+// protected path or reaching the state dir, a declared path covering the
+// host's /tmp. The refusal names the tool, the grant and the file.
+func (p *prober) checkConfinement(t *ToolDecl, lt *manifest.Tool) error {
+	spec, err := runspec.Spec(p.cfg.Dir, lt, p.trust)
+	if err == nil {
+		err = spec.Check()
+	}
+	if err != nil {
+		return refusal(t, err)
+	}
+	return nil
 }
 
 // refusal locates a sandbox refusal at the tool's block, keeping the

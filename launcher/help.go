@@ -28,13 +28,18 @@ func Help(ctx context.Context, lockPath string, l *manifest.Lock, name string, c
 	if err != nil {
 		return "", err
 	}
-	if err := Verify(lockPath, l, toolName); err != nil {
+	exe, err := OpenVerified(lockPath, l, toolName)
+	if err != nil {
 		return "", err
 	}
+	defer exe.Close()
 	t := l.Tools[toolName]
 	if t.Kind == manifest.KindExec && DeclaresHelp(t.Describe) {
 		if err := runnable(toolName, t, nil); err == nil {
-			spec, cmd, err := runspec.Prepare(filepath.Dir(lockPath), t, l.EnvAllowlist, runspec.Params{Verb: runspec.VerbHelp, CallerEnv: callerEnv})
+			spec, cmd, err := runspec.Prepare(filepath.Dir(lockPath), t, l.EnvAllowlist, runspec.Params{
+				Verb: runspec.VerbHelp, CallerEnv: callerEnv, Trust: runspec.NewTrust(lockPath, l, ""),
+			})
+			cmd.Exe = exe
 			if err == nil {
 				res, err := execute(ctx, spec, cmd, execOptions{timeout: HelpTimeout, stop: stopFor(t.Describe)})
 				if err == nil && res.ExitCode == 0 && !res.TimedOut && len(strings.TrimSpace(string(res.Output))) > 0 {

@@ -10,12 +10,14 @@ import (
 )
 
 // PluginCall is one run of a plugin tool, prepared like an exec tool's:
-// Path is the verified binary, Spec/Env/Dir come from runspec, Command is
+// Path is the verified binary and Exe its checked descriptor (what must
+// run: sandbox.Command.Exe), Spec/Env/Dir come from runspec, Command is
 // the command of a multi-command tool ("" for none), Args the validated
 // values. Stdout receives output chunks as they are and each event as one
 // JSON line; Stderr the plugin's stderr.
 type PluginCall struct {
 	Path    string
+	Exe     *sandbox.Executable
 	Spec    *sandbox.Spec
 	Env     []string
 	Dir     string

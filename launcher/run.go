@@ -61,6 +61,9 @@ type Request struct {
 	CallerEnv []string
 	// Session is the TOOLBOX_SESSION value; "" for none.
 	Session string
+	// StateDir is the state directory the caller uses ("" for none): no
+	// sandboxed tool may reach it (runspec.NewTrust).
+	StateDir string
 	// KeepEvents is how many of a stream tool's last events the Result
 	// keeps (0 = DefaultKeepEvents); the others are counted in Elided.
 	// Every event still reaches Stdout as it arrives.
@@ -244,8 +247,13 @@ func writeResult(w io.Writer, r *Result) error {
 // prepare the runtime and execute it.
 func runTool(ctx context.Context, req Request, toolName, backend string) (*Result, error) {
 	var err error
-	if err := Verify(req.LockPath, req.Lock, toolName); err != nil {
+	exe, err := OpenVerified(req.LockPath, req.Lock, toolName)
+	if err != nil {
 		return nil, err
+	}
+	defer exe.Close()
+	if afterVerify != nil {
+		afterVerify(exe.Path())
 	}
 	t := req.Lock.Tools[toolName]
 	if err := runnable(toolName, t, req.Plugins); err != nil {
@@ -297,10 +305,12 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	spec, cmd, err := runspec.Prepare(filepath.Dir(req.LockPath), t, req.Lock.EnvAllowlist, runspec.Params{
 		Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env, Stdin: inv.Stdin,
 		CallerEnv: req.CallerEnv, Session: req.Session,
+		Trust: runspec.NewTrust(req.LockPath, req.Lock, req.StateDir),
 	})
 	if err != nil {
-		return nil, red.Error(err) // it names the tool and the fix
+		return nil, red.Error(named(toolName, err)) // it names the tool and the fix
 	}
+	cmd.Exe = exe
 	o := execOptions{
 		framing: framing, validator: validator,
 		timeout: callTimeout(req.Timeout, t), stop: stopFor(t.Describe),
@@ -321,19 +331,37 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	var res *Result
 	if t.Kind == manifest.KindPlugin {
 		res, err = executePlugin(ctx, req.Plugins, PluginCall{
-			Path: cmd.Path, Spec: spec, Env: cmd.Env, Dir: cmd.Dir, Command: t.Command, Args: values,
+			Path: cmd.Path, Exe: exe, Spec: spec, Env: cmd.Env, Dir: cmd.Dir, Command: t.Command, Args: values,
 		}, o)
 	} else {
 		res, err = execute(ctx, spec, cmd, o)
 	}
 	if res == nil {
-		return nil, red.Error(err) // it never started
+		return nil, red.Error(named(toolName, err)) // it never started
 	}
 	res.Tool, res.Backend = toolName, backend
 	if backend != "" {
 		res.Capability = req.Name
 	}
 	return res, red.Error(err)
+}
+
+// afterVerify, when set (by tests), runs between the check of the binary
+// and its start: the window a swap would use.
+var afterVerify func(path string)
+
+// named reports a sandbox refusal (which cannot know the tool's name) as
+// a *RefusedError naming the tool and carrying the refusal's fix; other
+// errors are returned as they are. errors.As still finds the refusal.
+func named(tool string, err error) error {
+	var r *sandbox.RefusalError
+	if !errors.As(err, &r) {
+		return err
+	}
+	if r.Tool == "" {
+		r.Tool = tool
+	}
+	return &RefusedError{What: r.Error(), Fix: r.Fix, Err: r}
 }
 
 // runnable refuses what this launcher must not run.

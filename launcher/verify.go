@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // Verify checks that the lock at lockPath (l, already read) still describes
@@ -14,40 +15,70 @@ import (
 // §4): the tool was locked on this platform (manifest.Platform); the
 // toolbox file (l.File.Path, relative to the lock's directory) still has
 // the locked sha256; the tool's binary (Tool.Path, relative to the lock's
-// directory) still has its locked sha256.
+// directory) still has its locked sha256. It is OpenVerified without
+// keeping the binary open: a caller that runs the tool uses OpenVerified.
 //
 // Every failure is a *RefusedError whose fix is `toolbox lock`. A binary
 // that no longer exists also wraps ErrNotFound (exit 127); an unknown tool
 // wraps ErrUnknownName.
 func Verify(lockPath string, l *manifest.Lock, tool string) error {
+	exe, err := OpenVerified(lockPath, l, tool)
+	exe.Close()
+	return err
+}
+
+// OpenVerified is Verify keeping the binary open: it is opened once and
+// hashed from that descriptor (sandbox.OpenExecutable), and the returned
+// *sandbox.Executable is what must run (sandbox.Command.Exe), so that a
+// file swapped in after the check never does (DESIGN.md §6). The caller
+// closes it once the tool has started. A binary others could rewrite in
+// place is refused (*sandbox.RefusalError naming the file).
+func OpenVerified(lockPath string, l *manifest.Lock, tool string) (*sandbox.Executable, error) {
 	if l == nil {
-		return &RefusedError{What: "no lock", Fix: relockFix}
+		return nil, &RefusedError{What: "no lock", Fix: relockFix}
 	}
 	t, ok := l.Tools[tool]
 	if !ok || t == nil {
-		return &RefusedError{What: fmt.Sprintf("tool %q is not in the lock", tool), Fix: relockFix, Err: ErrUnknownName}
+		return nil, &RefusedError{What: fmt.Sprintf("tool %q is not in the lock", tool), Fix: relockFix, Err: ErrUnknownName}
 	}
 	if want := manifest.Platform(); t.Platform != want {
-		return &RefusedError{
+		return nil, &RefusedError{
 			What: fmt.Sprintf("tool %q was locked on %q, this is %q", tool, t.Platform, want),
 			Fix:  relockFix + " on this machine",
 		}
 	}
 	if err := VerifyToolboxFile(lockPath, l); err != nil {
-		return err
+		return nil, err
 	}
-	bin := filepath.Join(filepath.Dir(lockPath), filepath.FromSlash(t.Path))
-	if err := checkHash(bin, t.SHA256); err != nil {
+	dir := filepath.Dir(lockPath)
+	bin := filepath.Join(dir, filepath.FromSlash(t.Path))
+	exe, err := sandbox.OpenExecutable(bin)
+	var refusal *sandbox.RefusalError
+	if errors.As(err, &refusal) {
+		return nil, named(tool, refusal)
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, startError(bin, err) // not executable (exit 126), as exec says
+	}
+	if err == nil && exe.SHA256() != t.SHA256 {
+		err = &hashError{what: fmt.Sprintf("changed (sha256 %s, locked %s)", short(exe.SHA256()), short(t.SHA256))}
+		exe.Close()
+	}
+	if err != nil {
+		var he *hashError
+		if !errors.As(err, &he) {
+			he = asHashError(err)
+		}
 		r := &RefusedError{
-			What: fmt.Sprintf("binary %q of tool %q %s since the lock", t.Path, tool, err),
+			What: fmt.Sprintf("binary %q of tool %q %s since the lock", t.Path, tool, he),
 			Fix:  relockFix,
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			r.Err = ErrNotFound
 		}
-		return r
+		return nil, r
 	}
-	return nil
+	return exe, nil
 }
 
 // hashError reads as a past participle after the file's name:
@@ -60,13 +91,19 @@ type hashError struct {
 func (e *hashError) Error() string { return e.what }
 func (e *hashError) Unwrap() error { return e.err }
 
+// asHashError words a failure to open or read a file.
+func asHashError(err error) *hashError {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &hashError{what: "was removed", err: err}
+	}
+	return &hashError{what: fmt.Sprintf("became unreadable (%v)", err), err: err}
+}
+
 func checkHash(path, want string) error {
 	got, err := manifest.HashFile(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &hashError{what: "was removed", err: err}
 	case err != nil:
-		return &hashError{what: fmt.Sprintf("became unreadable (%v)", err), err: err}
+		return asHashError(err)
 	case got != want:
 		return &hashError{what: fmt.Sprintf("changed (sha256 %s, locked %s)", short(got), short(want))}
 	}

@@ -25,7 +25,7 @@ func TestWriteThatFailsHalfWayLeavesTheOldLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := testLock()
-	l.Sandbox = "none"
+	l.Capabilities["search"].Description = "Search the code, changed."
 	data := mustMarshal(t, l)
 	full := func(f *os.File, b []byte) (int, error) {
 		n, err := f.Write(b[:len(b)/2])

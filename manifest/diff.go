@@ -48,6 +48,7 @@ func Diff(prev, next *Lock) []string {
 	for _, name := range unionKeys(prev.BuiltinLimits, next.BuiltinLimits) {
 		d.limits(fmt.Sprintf("builtin %q:", name), prev.BuiltinLimits[name], next.BuiltinLimits[name])
 	}
+	d.pin("bwrap", prev.Bwrap, next.Bwrap)
 	// The commands of one binary share every field but their command: a
 	// change to those is said once, for the binary, not once per command.
 	binaries := map[string][2]*Tool{}
@@ -156,9 +157,28 @@ func (d *differ) fields(at string, a, b *Tool) {
 		d.addf("%s: runtime timeout %gs -> %gs", at, ra.TimeoutSeconds, rb.TimeoutSeconds)
 	}
 	d.limits(at+": runtime", ra.Limits, rb.Limits)
+	if !maps.Equal(ra.Paths, rb.Paths) {
+		d.addf("%s: resolved sandbox paths changed (a declared path now leads elsewhere)", at)
+	}
 	d.str(at+": probe status", a.Probe.Status, b.Probe.Status)
 	d.str(at+": probe detail", a.Probe.Detail, b.Probe.Detail)
 	d.str(at+": probe fix", a.Probe.Fix, b.Probe.Fix)
+}
+
+// pin compares pinned programs: a new binary at the same path is named as
+// such (an upgraded bubblewrap is drift, and the fix is to lock again).
+func (d *differ) pin(what string, a, b *Pin) {
+	switch {
+	case a == nil && b == nil:
+	case a == nil:
+		d.addf("%s: pinned %s (sha256 %s)", what, b.Path, short(b.SHA256))
+	case b == nil:
+		d.addf("%s: no longer pinned (was %s)", what, a.Path)
+	case a.Path != b.Path:
+		d.addf("%s: %s -> %s (sha256 %s)", what, a.Path, b.Path, short(b.SHA256))
+	case a.SHA256 != b.SHA256:
+		d.addf("%s: %s changed (sha256 %s -> %s): it was upgraded or replaced", what, a.Path, short(a.SHA256), short(b.SHA256))
+	}
 }
 
 func (d *differ) capability(name string, a, b *Capability) {

@@ -21,6 +21,7 @@ func testLock() *Lock {
 	l.Process = &ProcessBuiltin{Mechanism: "bwrap", Sandbox: &protocol.Sandbox{
 		FS: &protocol.FS{Read: []string{"."}, Write: []string{"out"}}, Net: "none", Tmp: "shared",
 	}}
+	l.Bwrap = &Pin{Path: "/usr/bin/bwrap", SHA256: hashOf('e')}
 	l.Tools["read_file"] = &Tool{
 		Kind: "exec", Path: "tools/read_file", SHA256: hashOf('b'),
 		Platform: "linux/amd64", Protocol: 1,
@@ -47,6 +48,7 @@ func testLock() *Lock {
 			}},
 			Runtime: &protocol.Runtime{
 				Sandbox:     &protocol.Sandbox{FS: &protocol.FS{Read: []string{"."}}, Net: "none"},
+				RunAs:       &protocol.RunAs{User: "nobody"},
 				Environment: map[string]string{"B": "2", "A": "1"},
 				Timeout:     &protocol.Timeout{Stop: &stop},
 			},
@@ -55,6 +57,7 @@ func testLock() *Lock {
 			Mechanism: "bwrap", Envdir: "env/search_rg", Rundir: "run/search",
 			RunAs:          &Identity{User: "nobody", UID: 65534, GID: 65534, Groups: []uint32{65534}},
 			TimeoutSeconds: 30,
+			Paths:          map[string]string{".": "tools"},
 		},
 		Probe: Probe{Status: StatusOK, Detail: "ripgrep 14"},
 	}

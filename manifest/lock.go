@@ -59,9 +59,15 @@ type Lock struct {
 	Process *ProcessBuiltin `json:"builtin_process,omitempty"`
 	// BuiltinLimits are the resource limits of a builtin's commands (the
 	// key is a builtin of Builtins, e.g. "process").
-	BuiltinLimits map[string]*Limits     `json:"builtin_limits,omitempty"`
-	Tools         map[string]*Tool       `json:"tools"`
-	Capabilities  map[string]*Capability `json:"capabilities"`
+	BuiltinLimits map[string]*Limits `json:"builtin_limits,omitempty"`
+	// Bwrap pins the bubblewrap binary that runs every tool (and the
+	// builtin "process") locked with mechanism "bwrap" (DESIGN.md §4, §6):
+	// present exactly when one is. A run executes this path and nothing
+	// else (PATH is never searched again), after checking its sha256 from
+	// the descriptor it executes.
+	Bwrap        *Pin                   `json:"bwrap,omitempty"`
+	Tools        map[string]*Tool       `json:"tools"`
+	Capabilities map[string]*Capability `json:"capabilities"`
 }
 
 // BuiltinProcess is the name of the builtin of background commands.
@@ -100,6 +106,13 @@ type FileRef struct {
 	// configuration (compiler.ConfigDigest): what the lock pins, so that a
 	// comment or `toolbox fmt` needs no new lock.
 	Config string `json:"config_sha256"`
+}
+
+// Pin names a program outside the toolbox by its absolute path (every
+// symlink resolved at lock time) and pins its content (hex sha256).
+type Pin struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
 }
 
 // Tool is one locked tool.
@@ -156,6 +169,14 @@ type Runtime struct {
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 	// Limits are the tool's resource limits (nil = none).
 	Limits *Limits `json:"limits,omitempty"`
+	// Paths maps every path the describe document declares in
+	// runtime.sandbox.fs (read and write, exactly as written) to what it
+	// resolved to at lock time: every symlink followed, relative to the
+	// lock's directory unless outside it (then absolute). A run opens the
+	// resolved path without following any symlink, so a link planted after
+	// the lock redirects nothing (DESIGN.md §6). Required for every
+	// declared path of a sandboxed tool.
+	Paths map[string]string `json:"paths,omitempty"`
 }
 
 // Identity is a resolved run_as.

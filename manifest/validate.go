@@ -44,8 +44,11 @@ var (
 // format: version and header, hashes that are hex SHA-256, known sandbox,
 // kinds, mechanisms and statuses, a describe document for every tool that
 // was probed successfully, and capabilities whose backends and active
-// backend are locked tools. It returns nil or an *InvalidError listing
-// every problem. It does not touch the file system.
+// backend are locked tools, and confinement that only the compiler could
+// have written (see confinement: a tool declaring a sandbox locked with
+// mechanism "none", a mechanism the sandbox setting could not choose,
+// run_as dropped, bwrap not pinned). It returns nil or an *InvalidError
+// listing every problem. It does not touch the file system.
 func (l *Lock) Validate() error {
 	var v validator
 	if l.Version != FormatVersion {
@@ -76,6 +79,7 @@ func (l *Lock) Validate() error {
 	for _, name := range sortedKeys(l.Capabilities) {
 		v.capability(name, l.Capabilities[name], l.Tools)
 	}
+	v.confinement(l)
 	if len(v.problems) > 0 {
 		return &InvalidError{Problems: v.problems}
 	}

@@ -43,6 +43,11 @@ type Options struct {
 	// /tmp otherwise: a unix socket path longer than 108 bytes breaks the
 	// handshake (NOTES.md).
 	SocketDir string
+	// Exe, when set, is the plugin binary opened and checked by the caller
+	// (sandbox.OpenExecutable, for the path given to Start): the plugin is
+	// executed from that descriptor (sandbox.Command.Exe). The caller
+	// closes it after Start returns.
+	Exe *sandbox.Executable
 }
 
 // Client is a started plugin. Its methods are safe for concurrent use. It
@@ -116,7 +121,7 @@ func (o Options) Start(ctx context.Context, path string, spec *sandbox.Spec, env
 			TempDir: socketBase(o.SocketDir),
 		},
 		RunnerFunc: func(_ hclog.Logger, gp *exec.Cmd, socketDir string) (runner.Runner, error) {
-			cmd, release, prep, err := pluginCmd(path, spec, socketDir, o.Dir, append(slices.Clone(env), gp.Env...))
+			cmd, release, prep, err := pluginCmd(path, o.Exe, spec, socketDir, o.Dir, append(slices.Clone(env), gp.Env...))
 			if err != nil {
 				return nil, err
 			}

@@ -17,7 +17,7 @@ import (
 // added to the sandbox's writable paths, and handed to the run_as
 // identity when there is one; the plugin may create unix sockets
 // (UnixSockets), which the sandbox otherwise refuses.
-func pluginCmd(path string, spec *sandbox.Spec, socketDir, dir string, env []string) (cmd *exec.Cmd, release func(), prepThread func() (bool, error), err error) {
+func pluginCmd(path string, exe *sandbox.Executable, spec *sandbox.Spec, socketDir, dir string, env []string) (cmd *exec.Cmd, release func(), prepThread func() (bool, error), err error) {
 	var s sandbox.Spec
 	if spec != nil {
 		s = *spec
@@ -31,7 +31,7 @@ func pluginCmd(path string, spec *sandbox.Spec, socketDir, dir string, env []str
 			return nil, nil, nil, fmt.Errorf("handing the plugin socket directory to uid %d: %w", s.RunAs.UID, err)
 		}
 	}
-	cmd, release, err = sandbox.Cmd(&s, sandbox.Command{Path: path, Env: env, Dir: dir})
+	cmd, release, err = sandbox.Cmd(&s, sandbox.Command{Path: path, Exe: exe, Env: env, Dir: dir})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("preparing plugin %q: %w", path, err)
 	}

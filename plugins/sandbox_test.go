@@ -36,6 +36,7 @@ func TestPluginUnderSandbox(t *testing.T) {
 				Read:       []string{data},
 				NetNone:    mech == sandbox.Bwrap,
 				TmpPrivate: mech == sandbox.Bwrap,
+				Bwrap:      s.BwrapPin,
 			}
 			c, err := plugins.Options{Dir: data}.Start(ctxT(t), bin, spec, nil)
 			if err != nil {

@@ -22,7 +22,7 @@ func TestPluginUnderBwrapNetHost(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "f.txt"), []byte("1\n2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spec := &sandbox.Spec{Mechanism: sandbox.Bwrap, ToolDir: filepath.Dir(bin), Read: []string{data}}
+	spec := &sandbox.Spec{Mechanism: sandbox.Bwrap, ToolDir: filepath.Dir(bin), Read: []string{data}, Bwrap: s.BwrapPin}
 	c, err := plugins.Options{Dir: data}.Start(ctxT(t), bin, spec, nil)
 	if err != nil {
 		t.Fatalf("Start: %v", err)

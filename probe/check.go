@@ -21,15 +21,27 @@ type PluginCheck func(ctx context.Context, cmd sandbox.Command, spec *sandbox.Sp
 // result: ok when it printed {"ok": true, ...} and exited 0; failed, with
 // the tool's detail and fix or the reason it could not be read, otherwise;
 // unverified when the tool declares no check. lockDir resolves the lock's
-// relative paths. plugin may be nil when t is not a plugin tool.
-func Check(ctx context.Context, lockDir string, t *manifest.Tool, allowlist, callerEnv []string, timeout time.Duration, plugin PluginCheck) manifest.Probe {
+// relative paths; trust is what the check's sandbox protects
+// (runspec.NewTrust at run time). plugin may be nil when t is not a plugin
+// tool. The binary is opened once and must still have t.SHA256; what runs
+// is that descriptor (sandbox.Command.Exe), never a file swapped in since.
+func Check(ctx context.Context, lockDir string, t *manifest.Tool, trust *runspec.Trust, allowlist, callerEnv []string, timeout time.Duration, plugin PluginCheck) manifest.Probe {
 	if t.Describe == nil || !t.Describe.Check {
 		return manifest.Probe{Status: manifest.StatusUnverified, Detail: "the tool declares no check"}
 	}
-	spec, cmd, err := runspec.Prepare(lockDir, t, allowlist, runspec.Params{Verb: runspec.VerbCheck, CallerEnv: callerEnv})
+	spec, cmd, err := runspec.Prepare(lockDir, t, allowlist, runspec.Params{Verb: runspec.VerbCheck, CallerEnv: callerEnv, Trust: trust})
 	if err != nil {
 		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("preparing check: %v", err)}
 	}
+	exe, err := sandbox.OpenExecutable(cmd.Path)
+	if err != nil {
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("opening the binary: %v", err)}
+	}
+	defer exe.Close()
+	if exe.SHA256() != t.SHA256 {
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: "the binary changed since it was locked", Fix: "run `toolbox lock`"}
+	}
+	cmd.Exe = exe
 	if t.Kind == manifest.KindPlugin {
 		if plugin == nil {
 			return manifest.Probe{Status: manifest.StatusFailed, Detail: "checking a plugin needs the plugin host"}

@@ -42,7 +42,11 @@ func TestCheck(t *testing.T) {
 	ctx := context.Background()
 	tool := func(body string, check bool) *manifest.Tool {
 		p := script(t, body)
-		return &manifest.Tool{Kind: manifest.KindExec, Path: p, Runtime: manifest.Runtime{Mechanism: "none"},
+		sum, err := manifest.HashFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &manifest.Tool{Kind: manifest.KindExec, Path: p, SHA256: sum, Runtime: manifest.Runtime{Mechanism: "none"},
 			Describe: &protocol.Describe{Protocol: 2, Check: check}}
 	}
 	cases := []struct {
@@ -56,9 +60,16 @@ func TestCheck(t *testing.T) {
 		{"no check", `exit 9`, false, manifest.Probe{Status: "unverified", Detail: "the tool declares no check"}},
 	}
 	for _, c := range cases {
-		got := Check(ctx, "/", tool(c.body, c.check), nil, os.Environ(), 5*time.Second, nil)
+		got := Check(ctx, "/", tool(c.body, c.check), nil, nil, os.Environ(), 5*time.Second, nil)
 		if got.Status != c.want.Status || !strings.HasPrefix(got.Detail, c.want.Detail) || !strings.HasPrefix(got.Fix, c.want.Fix) {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
+	}
+	// A binary that changed since the lock is not run: live health
+	// re-probes (servers) never execute a file the lock does not pin.
+	changed := tool(`echo '{"ok":true}'`, true)
+	changed.SHA256 = strings.Repeat("0", 64)
+	if got := Check(ctx, "/", changed, nil, nil, os.Environ(), 5*time.Second, nil); got.Status != "failed" || !strings.Contains(got.Detail, "changed since") {
+		t.Errorf("changed binary: %+v", got)
 	}
 }

@@ -3,7 +3,8 @@
 // and the sandbox spec. The compiler calls Prepare to run describe and
 // check under the tool's real runtime, and the launcher calls it to run the
 // tool, so probes and runs cannot drift apart. It must stay cheap: no
-// schema compiled, no HCL parsed, nothing hashed.
+// schema compiled, no HCL parsed, nothing hashed (the caller opens and
+// checks the binary, and sets the Command's Exe).
 //
 // # Paths
 //
@@ -56,6 +57,10 @@
 //     refused such tools at lock time and the sandbox package refuses again
 //     at start.
 //   - Make the rundir writable inside a sandbox: a sandboxed tool with a
-//     rundir must declare it in runtime.sandbox.fs.write itself (a lock-time
-//     check); Prepare never widens the declared paths.
+//     rundir must declare it (or a directory above it) in
+//     runtime.sandbox.fs.write itself; Prepare never widens the declared
+//     paths, and gives the rundir to run_as only inside a writable path.
+//   - Decide what a run trusts: the caller passes a Trust (NewTrust) with
+//     the lock's protected paths, the state dir to hide and the pinned
+//     bubblewrap; a sandboxed tool is never prepared without one.
 package runspec

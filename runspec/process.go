@@ -15,10 +15,13 @@ import (
 // builtin (unconfined = true in the toolbox file), else its mechanism and
 // its fs paths resolved against lockDir (the lock's absolute directory),
 // net and tmp as locked. The spec has no ToolDir: a command sees its
-// grants and the system directories only. A confined builtin locked with
-// a mechanism other than bwrap or landlock (a lock written by hand) is
-// refused: background commands never run weaker than declared.
-func ProcessSpec(lockDir string, pb *manifest.ProcessBuiltin) (*sandbox.Spec, error) {
+// grants and the system directories only. trust (NewTrust) fills in what
+// the commands may never reach or change, the pinned bwrap and the shared
+// tmp; nil only to describe the spec, never to start it (a bwrap start
+// without the pin is refused). A confined builtin locked with a mechanism
+// other than bwrap or landlock (a lock written by hand) is refused:
+// background commands never run weaker than declared.
+func ProcessSpec(lockDir string, pb *manifest.ProcessBuiltin, trust *Trust) (*sandbox.Spec, error) {
 	if pb == nil {
 		return nil, fmt.Errorf("the lock has no builtin \"process\": run toolbox lock")
 	}
@@ -31,6 +34,17 @@ func ProcessSpec(lockDir string, pb *manifest.ProcessBuiltin) (*sandbox.Spec, er
 	}
 	sb := pb.Sandbox
 	spec := &sandbox.Spec{Mechanism: m, NetNone: sb.Net == "none", TmpPrivate: sb.Tmp == "private"}
+	if trust != nil {
+		// What a later run trusts stays out of the commands' reach, as
+		// out of a tool's (DESIGN.md §6, D2), and bwrap is the pinned one.
+		spec.Protected, spec.Hidden, spec.Bwrap = trust.Protected, trust.Hidden, trust.Bwrap
+		if !spec.TmpPrivate {
+			var err error
+			if spec.SharedTmp, err = sandbox.SharedTmpDir(trust.LockPath); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if sb.FS != nil {
 		for _, p := range sb.FS.Read {
 			spec.Read = append(spec.Read, resolve(lockDir, p))

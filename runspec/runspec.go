@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/sandbox"
@@ -35,6 +35,9 @@ type Params struct {
 	CallerEnv []string
 	// Session is the TOOLBOX_SESSION value ("" = set none).
 	Session string
+	// Trust is what the run keeps out of the tool's reach and pins (see
+	// NewTrust). Required for a tool locked with bwrap or landlock.
+	Trust *Trust
 }
 
 // Prepare turns one locked tool into what sandbox.Start needs. lockDir is
@@ -44,12 +47,16 @@ type Params struct {
 // env_allowlist (nil = unset). See the package documentation for the argv,
 // environment and sandbox rules.
 //
-// Prepare reads the envdir and creates a missing rundir (mode 0755, owned
-// by RunAs when set), nothing else: it does not hash or stat the binary.
-// It fails on an unknown verb, a lock mechanism other than none, bwrap or
-// landlock, a missing envdir (the error names it and the fix), an envdir
-// file whose name holds "=", a malformed ArgEnv entry, or a rundir that
-// cannot be created.
+// Prepare reads the envdir, creates the toolbox's shared tmp for a
+// sandboxed tool with tmp: shared (sandbox.SharedTmpDir) and creates a
+// missing rundir (sandbox.Spec.MakeRundir: mode 0755, no symlink followed,
+// given to RunAs only inside a writable grant), nothing else: it does not
+// hash or stat the binary (the caller opens it, checks its hash and sets
+// the Command's Exe). It fails on an unknown verb, a lock mechanism other
+// than none, bwrap or landlock, a sandboxed tool without Params.Trust, a
+// missing envdir (the error names it and the fix), an envdir file whose
+// name holds "=", a malformed ArgEnv entry, a shared tmp or rundir that
+// cannot be made safely (*sandbox.RefusalError).
 func Prepare(lockDir string, t *manifest.Tool, envAllowlist []string, p Params) (*sandbox.Spec, sandbox.Command, error) {
 	if t == nil {
 		return nil, sandbox.Command{}, errors.New("preparing tool: no tool")
@@ -75,14 +82,19 @@ func prepare(lockDir string, t *manifest.Tool, envAllowlist []string, p Params) 
 	}
 	binary := resolve(lockDir, t.Path)
 	toolDir := filepath.Dir(binary)
-	spec, err := buildSpec(t, toolDir)
+	spec, err := Spec(lockDir, t, p.Trust)
 	if err != nil {
 		return nil, sandbox.Command{}, err
+	}
+	if spec.Mechanism != sandbox.None && !spec.TmpPrivate {
+		if spec.SharedTmp, err = sandbox.SharedTmpDir(p.Trust.LockPath); err != nil {
+			return nil, sandbox.Command{}, err
+		}
 	}
 	var rundir string
 	if t.Runtime.Rundir != "" {
 		rundir = resolve(lockDir, t.Runtime.Rundir)
-		if err := makeRundir(rundir, t.Runtime.RunAs); err != nil {
+		if err := spec.MakeRundir(rundir); err != nil {
 			return nil, sandbox.Command{}, err
 		}
 	}
@@ -142,23 +154,50 @@ func declaresSandbox(t *manifest.Tool) bool {
 	return t.Describe != nil && t.Describe.Runtime != nil && t.Describe.Runtime.Sandbox != nil
 }
 
-// buildSpec is the sandbox spec of DESIGN.md §6 from the lock's resolved
-// runtime and the describe document's declarations.
-func buildSpec(t *manifest.Tool, toolDir string) (*sandbox.Spec, error) {
+// Spec is the sandbox spec of DESIGN.md §6 for locked tool t, without the
+// shared tmp (Prepare adds it, creating it): the lock's mechanism, the
+// describe document's declarations resolved against the tool's directory
+// with their lock-time resolutions (Runtime.Paths), run_as, and from
+// trust the protected and hidden paths and the pinned bubblewrap. lockDir
+// is the lock's absolute directory. The compiler calls it at lock time to
+// refuse, with Spec.Check, what a start would refuse. Errors: a mechanism
+// a lock may not hold, a sandboxed tool without trust.
+func Spec(lockDir string, t *manifest.Tool, trust *Trust) (*sandbox.Spec, error) {
+	toolDir := filepath.Dir(resolve(lockDir, t.Path))
 	spec := &sandbox.Spec{ToolDir: toolDir}
 	switch m := sandbox.Mechanism(t.Runtime.Mechanism); m {
 	case "", sandbox.None:
 		spec.Mechanism = sandbox.None
 	case sandbox.Bwrap, sandbox.Landlock:
 		spec.Mechanism = m
+		if trust == nil {
+			return nil, fmt.Errorf("a tool locked with %q needs the lock's trusted paths (runspec.NewTrust)", m)
+		}
 	default:
 		return nil, fmt.Errorf("runtime mechanism %q is not one a lock may hold (none, bwrap, landlock): run toolbox lock", m)
 	}
+	if trust != nil {
+		spec.Protected, spec.Hidden, spec.Bwrap = trust.Protected, trust.Hidden, trust.Bwrap
+	}
 	if declaresSandbox(t) {
 		sb := t.Describe.Runtime.Sandbox
+		// The lock's resolutions are relative to the lock's real directory
+		// (no tool can move it: it holds the protected lock).
+		realLockDir := lockDir
+		if r, err := filepath.EvalSymlinks(lockDir); err == nil {
+			realLockDir = r
+		}
 		if sb.FS != nil {
 			spec.Read = resolveAll(toolDir, sb.FS.Read)
 			spec.Write = resolveAll(toolDir, sb.FS.Write)
+			for _, p := range append(slices.Clone(sb.FS.Read), sb.FS.Write...) {
+				if r, ok := t.Runtime.Paths[p]; ok {
+					if spec.Resolved == nil {
+						spec.Resolved = map[string]string{}
+					}
+					spec.Resolved[resolveAll(toolDir, []string{p})[0]] = resolve(realLockDir, r)
+				}
+			}
 		}
 		spec.NetNone = sb.Net == "none"
 		spec.TmpPrivate = sb.Tmp == "private"
@@ -185,29 +224,4 @@ func resolveAll(toolDir string, paths []string) []string {
 		}
 	}
 	return out
-}
-
-// makeRundir creates a missing rundir with its parents (mode 0755). When the
-// tool runs as another user, the directory created last (the rundir itself)
-// is given to that user, so the tool can write in its working directory;
-// an existing rundir is left as it is.
-func makeRundir(dir string, runAs *manifest.Identity) error {
-	info, err := os.Stat(dir)
-	switch {
-	case err == nil && info.IsDir():
-		return nil
-	case err == nil:
-		return fmt.Errorf("rundir %q is not a directory", dir)
-	case !errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("checking rundir: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating rundir: %w", err)
-	}
-	if runAs != nil {
-		if err := os.Chown(dir, int(runAs.UID), int(runAs.GID)); err != nil {
-			return fmt.Errorf("giving rundir to %q: %w", runAs.User, err)
-		}
-	}
-	return nil
 }

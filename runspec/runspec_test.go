@@ -47,11 +47,31 @@ var callerEnv = []string{
 
 func mustPrepare(t *testing.T, lockDir string, tool *manifest.Tool, allow []string, p Params) (*sandbox.Spec, sandbox.Command) {
 	t.Helper()
+	if p.Trust == nil {
+		p.Trust = testTrust(t, lockDir)
+	}
 	spec, cmd, err := Prepare(lockDir, tool, allow, p)
 	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
 	return spec, cmd
+}
+
+// testTrust is the trust of a lock in lockDir; the shared tmp it leads to
+// is removed at the end.
+func testTrust(t testing.TB, lockDir string) *Trust {
+	t.Helper()
+	abs, err := filepath.Abs(lockDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trust{LockPath: filepath.Join(abs, "toolbox.lock.json")}
+	t.Cleanup(func() {
+		if dir, err := sandbox.SharedTmpPath(tr.LockPath); err == nil {
+			os.RemoveAll(dir)
+		}
+	})
+	return tr
 }
 
 func TestPrepareArgv(t *testing.T) {
@@ -170,7 +190,7 @@ func TestPrepareSpec(t *testing.T) {
 	for _, mech := range []string{"auto", "chroot"} {
 		tool := sandboxedTool()
 		tool.Runtime.Mechanism = mech
-		if _, _, err := Prepare(lockDir, tool, nil, Params{Verb: "run"}); err == nil || !strings.Contains(err.Error(), "run toolbox lock") {
+		if _, _, err := Prepare(lockDir, tool, nil, Params{Verb: "run", Trust: testTrust(t, lockDir)}); err == nil || !strings.Contains(err.Error(), "run toolbox lock") {
 			t.Errorf("mechanism %q: err = %v, want a refusal", mech, err)
 		}
 	}
@@ -246,7 +266,13 @@ func TestPrepareRundir(t *testing.T) {
 func TestPrepareRundirRunAs(t *testing.T) {
 	testenv.NeedRoot(t)
 	lockDir := t.TempDir()
+	for _, d := range []string{"tools", "run"} {
+		if err := os.Mkdir(filepath.Join(lockDir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tool := sandboxedTool()
+	tool.Describe.Runtime.Sandbox.FS.Write = []string{"../run"}
 	tool.Runtime.Rundir = "run/nobody"
 	tool.Runtime.RunAs = &manifest.Identity{User: "nobody", UID: 65534, GID: 65534}
 	mustPrepare(t, lockDir, tool, nil, Params{Verb: "run"})
@@ -341,8 +367,11 @@ func TestPrepareAgentIDs(t *testing.T) {
 func TestPrepareEnvironmentBase(t *testing.T) {
 	lockDir := t.TempDir()
 	toolDir := filepath.Join(lockDir, "tools")
+	if err := os.MkdirAll(filepath.Join(lockDir, "tools", "run"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	withRundir := sandboxedTool()
-	withRundir.Runtime.Rundir = "run"
+	withRundir.Runtime.Rundir = "tools/run"
 
 	for _, tc := range []struct {
 		name  string
@@ -367,7 +396,7 @@ func TestPrepareEnvironmentBase(t *testing.T) {
 		}},
 		{"sandboxed HOME is its rundir", withRundir, nil, map[string]string{
 			"PATH": "/opt/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC", "TERM": "xterm",
-			"USER": "root", "LOGNAME": "root", "HOME": filepath.Join(lockDir, "run"), "AGENT_ID": "agent-7",
+			"USER": "root", "LOGNAME": "root", "HOME": filepath.Join(lockDir, "tools", "run"), "AGENT_ID": "agent-7",
 			"TOOLBOX_SESSION": "sess-1",
 		}},
 		{"sandboxed with env_allowlist, HOME still its own", sandboxedTool(), []string{"EXTRA", "HOME"}, map[string]string{
@@ -476,13 +505,17 @@ func BenchmarkPrepare(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	if err := os.MkdirAll(filepath.Join(lockDir, "tools", "run"), 0o755); err != nil {
+		b.Fatal(err)
+	}
 	tool := sandboxedTool()
 	tool.Runtime.Envdir = "env/echo"
-	tool.Runtime.Rundir = "run"
+	tool.Runtime.Rundir = "tools/run"
 	tool.Describe.Runtime.Environment = map[string]string{"A": "1", "B": "2"}
 	p := Params{
 		Verb: "run", Argv: []string{"--path", "README.md"}, ArgEnv: []string{"LIMIT=10"},
 		CallerEnv: append(os.Environ(), callerEnv...), Session: "bench", Stdin: []byte("x\n"),
+		Trust: testTrust(b, lockDir),
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -7,46 +7,30 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
-var bwrapLookup = sync.OnceValues(func() (string, error) { return exec.LookPath("bwrap") })
-
-// bwrapPath is bubblewrap's path, looked up once per process.
-func bwrapPath() (string, error) {
-	p, err := bwrapLookup()
-	if err != nil {
-		return "", fmt.Errorf("finding bwrap: %w", err)
-	}
-	return p, nil
-}
-
-// bwrapCmd builds the bwrap invocation for c. The options travel on a pipe
-// (--args) and the declared paths as descriptors opened without following
-// symlinks (--ro-bind-fd/--bind-fd): neither shows in bwrap's command line,
-// which is also what /proc/1/cmdline shows inside. When info is true, bwrap
-// writes the sandbox's pid 1 (as seen from the host) on an extra pipe,
-// returned as infoR. With rlimits in lp, info is on and the sandbox waits
-// for lp.blockW before it starts the tool (see releaseBwrap).
+// bwrapCmd builds the bwrap invocation for c. bwrap is the pinned binary
+// (Spec.Bwrap), executed from the descriptor its hash was checked on. The
+// options travel on a pipe (--args) and the declared paths, the shared
+// tmp and c.Exe as descriptors opened without following symlinks
+// (--ro-bind-fd/--bind-fd): neither shows in bwrap's command line, which
+// is also what /proc/1/cmdline shows inside. Protected and hidden paths
+// the grants would expose are masked (bwrapMasks). When info is true,
+// bwrap writes the sandbox's pid 1 (as seen from the host) on an extra
+// pipe, returned as infoR. With rlimits in lp, info is on and the sandbox
+// waits for lp.blockW before it starts the tool (see releaseBwrap).
 func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, infoR *os.File, closers []*os.File, err error) {
-	path, err := bwrapPath()
-	if err != nil {
-		return nil, nil, nil, refuse(FieldSandbox, Bwrap, fixBwrap, "%v", err)
-	}
 	if r := bwrapScopeRefusal(s); r != nil {
 		return nil, nil, nil, r
 	}
-	gs, err := s.grants()
+	gs, err := s.grants(c.Exe)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	sys := systemEntries(!s.NetNone)
-	gs = placeGrants(gs, sys)
-	_, exeInside, _, dirInside, err := s.toolPaths(c, gs, sys)
-	if err != nil {
-		return nil, nil, nil, err
+	for _, g := range gs {
+		closers = append(closers, g.f)
 	}
 	defer func() {
 		if err != nil {
@@ -58,6 +42,22 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 			}
 		}
 	}()
+	gp := s.guardedPaths()
+	if err := guardRefusal(Bwrap, gs, gp); err != nil {
+		return nil, nil, closers, err
+	}
+	bw, err := openBwrap(s.Bwrap)
+	if err != nil {
+		return nil, nil, closers, err
+	}
+	closers = append(closers, bw.f)
+	sys := systemEntries(!s.NetNone)
+	tmpAt := relocateSharedTmp(gs)
+	gs = placeGrants(gs, sys)
+	_, exeInside, _, dirInside, err := s.toolPaths(c, gs, sys)
+	if err != nil {
+		return nil, nil, closers, err
+	}
 
 	var args []string
 	a := func(xs ...string) { args = append(args, xs...) }
@@ -77,25 +77,48 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 	}
 	a("--proc", "/proc", "--dev", "/dev")
 	a(bwrapDevShm(s.Limits.TmpSize)...)
-	if s.TmpPrivate {
+	if tmpAt != "/tmp" {
 		a(bwrapTmpfs(s.Limits.TmpSize, "/tmp")...)
 	}
 	// ExtraFiles[0] is fd 3 (the --args pipe); bind descriptors follow.
 	var extra []*os.File
-	nextFD := func() string { return strconv.Itoa(3 + 1 + len(extra)) }
+	bindFD := func(opt string, f *os.File, dest string) {
+		a(opt, strconv.Itoa(3+1+len(extra)), dest)
+		extra = append(extra, f)
+	}
 	for _, g := range gs {
-		f, err := openNoFollow(g.src)
-		if err != nil {
-			return nil, nil, closers, refuse(g.field, Bwrap, "check that nothing replaces the path while toolbox starts the tool",
-				"opening %q: %v", g.src, err)
-		}
-		closers = append(closers, f)
 		opt := "--ro-bind-fd"
 		if g.write {
 			opt = "--bind-fd"
 		}
-		a(opt, nextFD(), g.dest)
-		extra = append(extra, f)
+		bindFD(opt, g.f, g.dest)
+	}
+	for _, m := range bwrapMasks(gs, sys, gp) {
+		if m.kind == maskHidden {
+			a("--tmpfs", m.inside, "--remount-ro", m.inside)
+			continue
+		}
+		f, err := openNoFollow(m.src)
+		if err != nil {
+			return nil, nil, closers, refuse(FieldSandbox, Bwrap, "check that nothing replaces the path while toolbox starts the tool",
+				"opening protected path %q: %v", m.src, err)
+		}
+		closers = append(closers, f)
+		opt := "--ro-bind-fd"
+		if m.kind == maskPin {
+			opt = "--bind-fd"
+		}
+		bindFD(opt, f, m.inside)
+	}
+	if c.Exe != nil {
+		// What runs is the checked file, whatever the path names now.
+		// bwrap 0.8 cannot bind a file that was unlinked (it resolves the
+		// descriptor's link text): a swap is refused here, and one after
+		// this check makes bwrap fail; neither runs the swapped file.
+		if err := c.Exe.sameFile(c.Exe.real); err != nil {
+			return nil, nil, closers, err
+		}
+		bindFD("--ro-bind-fd", c.Exe.f, exeInside)
 	}
 	// Every mount is in place: the root tmpfs becomes read-only, so a
 	// write outside the declared paths fails (EROFS) instead of landing
@@ -107,7 +130,7 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 		return nil, nil, closers, err
 	}
 	closers = append(closers, seccompR)
-	a("--seccomp", nextFD())
+	a("--seccomp", strconv.Itoa(3+1+len(extra)))
 	extra = append(extra, seccompR)
 	if info || len(lp.rlimits) > 0 {
 		r, w, err := os.Pipe()
@@ -115,7 +138,7 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 			return nil, nil, closers, fmt.Errorf("creating bwrap info pipe: %w", err)
 		}
 		closers = append(closers, w)
-		a("--info-fd", nextFD())
+		a("--info-fd", strconv.Itoa(3+1+len(extra)))
 		extra = append(extra, w)
 		infoR = r
 	}
@@ -126,7 +149,7 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 			return nil, nil, closers, fmt.Errorf("creating bwrap block pipe: %w", err)
 		}
 		closers = append(closers, r)
-		a("--block-fd", nextFD())
+		a("--block-fd", strconv.Itoa(3+1+len(extra)))
 		extra = append(extra, r)
 		lp.blockW = w
 	}
@@ -145,19 +168,60 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 		return nil, nil, closers, fmt.Errorf("passing bwrap options: %w", err)
 	}
 	closers = append(closers, argsR)
-
-	env := c.Env
-	if env == nil {
-		env = []string{} // nil would hand bwrap toolbox's own environment
+	files := append([]*os.File{argsR}, extra...)
+	dup, path, err := execFD(bw.f, 3+len(files))
+	if err != nil {
+		if infoR != nil {
+			infoR.Close()
+		}
+		return nil, nil, closers, err
 	}
+	closers = append(closers, dup)
+
+	// bwrap is pid 1 inside: its environment is visible there, so it gets
+	// only the tool's (never nil, which would hand it toolbox's own).
+	env := withTmpdir(c.Env, tmpAt)
 	cmd = &exec.Cmd{
 		Path:       path,
 		Args:       append([]string{"bwrap", "--args", "3", "--", exeInside}, c.Args...),
-		Env:        env, // bwrap is pid 1 inside: its environment is visible there
+		Env:        env,
 		Dir:        "/",
-		ExtraFiles: append([]*os.File{argsR}, extra...),
+		ExtraFiles: files,
 	}
 	return cmd, infoR, closers, nil
+}
+
+// relocateSharedTmp decides where bwrap mounts the shared tmp grant and
+// returns that place ("" without one). It is /tmp, unless another grant
+// lies under /tmp (a tool kept there, a plugin's socket directory): bwrap
+// would then create that grant's mount point inside the shared directory,
+// following whatever symlink another tool planted there. Such a tool gets
+// a fresh /tmp instead and the shared directory at its own path, named by
+// $TMPDIR as under landlock.
+func relocateSharedTmp(gs []grant) string {
+	tmp := -1
+	under := false
+	for i, g := range gs {
+		switch {
+		case g.field == FieldTmp:
+			tmp = i
+		case within(g.dest, "/tmp"):
+			under = true
+		}
+	}
+	if tmp < 0 {
+		return ""
+	}
+	if under {
+		gs[tmp].dest = gs[tmp].src
+		sortGrants(gs)
+		for _, g := range gs {
+			if g.field == FieldTmp {
+				return g.dest
+			}
+		}
+	}
+	return gs[tmp].dest
 }
 
 const fixBwrap = `install bubblewrap (e.g. apt-get install bubblewrap), or set sandbox = "landlock" or "auto" in the toolbox file`

@@ -37,6 +37,16 @@
 // a cgroup v2 per call where one is delegated: see Limits, limits_start.go
 // and DetectCgroup), refusing a limit nothing here can enforce.
 //
+// What a later run trusts stays out of reach (DESIGN.md §6, issue 10):
+// the host's /tmp is never given (tmp: shared is the toolbox's own scratch
+// directory, SharedTmpDir); protected paths (Spec.Protected, Spec.Hidden)
+// are masked by bwrap and refused by landlock; bwrap is the pinned binary
+// (Spec.Bwrap), executed from the descriptor its hash was checked on; the
+// tool's binary runs from its checked descriptor (Command.Exe,
+// OpenExecutable); declared paths are opened once from their lock-time
+// resolution without following symlinks; the rundir is made without
+// following any (Spec.MakeRundir).
+//
 // Detect finds out by running them what this machine can enforce, and
 // Resolve turns the operator's request (bwrap, landlock, auto, none) and
 // the tool's declaration into a mechanism or a *RefusalError naming the
@@ -46,7 +56,8 @@
 //
 // What it deliberately does not do: choose defaults for a tool (the
 // runspec package turns a locked tool into a Spec and a Command), build the
-// tool's environment (the Command's Env is used as it is, and nothing of
+// tool's environment (the Command's Env is used as it is, except TMPDIR,
+// set to where the sandbox put the tool's scratch directory; nothing of
 // the caller's is added), or choose limits (the compiler resolves them).
 // A landlock tool gets no /proc at all: Landlock has
 // no pid namespace and cannot tell the tool's own /proc entries from

@@ -144,7 +144,7 @@ func TestMissingPathAndOutsideDirAreRefused(t *testing.T) {
 			}
 			_, err = Start(tr.spec(m), Command{Path: "/bin/true", Dir: tr.Out})
 			wantRefusal(t, err, FieldRundir)
-			_, err = Start(&Spec{Mechanism: m, Read: []string{"relative/path"}}, Command{Path: "/bin/true"})
+			_, err = Start(pin(&Spec{Mechanism: m, Read: []string{"relative/path"}}), Command{Path: "/bin/true"})
 			wantRefusal(t, err, FieldRead)
 			// Positive twin: a working directory inside a declared path.
 			p, out, _ := startSh(t, tr.spec(m), "pwd")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -133,6 +134,9 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if err := addLimitsWrapperRule(rulesetFD, hs); err != nil {
 		return 0, nil, err
 	}
+	if err := checkScript(hs); err != nil {
+		return 0, nil, err
+	}
 	cred, err := credential(hs.RunAs, Landlock)
 	if err != nil {
 		return 0, nil, err
@@ -194,7 +198,7 @@ const (
 // are an error in Landlock).
 func addLandlockRules(rulesetFD int, hs *helperSpec) error {
 	for _, g := range hs.Grants {
-		f, err := openNoFollow(g.Path)
+		f, err := grantFile(g)
 		if err != nil {
 			return fmt.Errorf("opening granted path: %w", err)
 		}
@@ -211,6 +215,41 @@ func addLandlockRules(rulesetFD int, hs *helperSpec) error {
 		if err != nil {
 			return fmt.Errorf("adding landlock rule for %q: %w", g.Path, err)
 		}
+	}
+	return nil
+}
+
+// grantFile is the descriptor the parent opened for g, or g.Path opened
+// the same way.
+func grantFile(g helperGrant) (*os.File, error) {
+	if g.FD > 2 {
+		return os.NewFile(uintptr(g.FD), g.Path), nil
+	}
+	return openNoFollow(g.Path)
+}
+
+// execPath is what the tool is executed by: the checked descriptor itself
+// for a binary (close-on-exec since readHelperSpec, so the tool inherits
+// nothing), the resolved path for a script, or Path without a descriptor.
+func execPath(hs *helperSpec) string {
+	if hs.ExeFD > 2 && !hs.Script {
+		return "/proc/self/fd/" + strconv.Itoa(hs.ExeFD)
+	}
+	return hs.Path
+}
+
+// checkScript makes sure a script run by its path is still the file the
+// parent checked (it also checked that only trusted users could swap it).
+func checkScript(hs *helperSpec) error {
+	if hs.ExeFD <= 2 || !hs.Script {
+		return nil
+	}
+	var a, b unix.Stat_t
+	if err := unix.Fstat(hs.ExeFD, &a); err != nil {
+		return fmt.Errorf("checking the executable: %w", err)
+	}
+	if err := unix.Stat(hs.Path, &b); err != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+		return fmt.Errorf("%q was replaced after its check", hs.Path)
 	}
 	return nil
 }

@@ -13,47 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tmp: private gives bwrap tools their own empty /tmp; tmp: shared is the
-// host's, under both mechanisms; landlock refuses private.
-func TestTmpPrivateAndShared(t *testing.T) {
-	marker, err := os.CreateTemp("/tmp", "sandbox-marker-")
-	must(t, err)
-	marker.Close()
-	t.Cleanup(func() { os.Remove(marker.Name()) })
-	made := marker.Name() + "-made"
-	t.Cleanup(func() { os.Remove(made) })
-	env := []string{"MARKER=" + marker.Name(), "MADE=" + made}
-	script := `test -e "$MARKER" && echo seen; echo x > "$MADE" && echo wrote`
-
-	t.Run("bwrap-private", func(t *testing.T) {
-		requireMechanism(t, Bwrap)
-		r := runSh(t, &Spec{Mechanism: Bwrap, TmpPrivate: true}, script, env...)
-		if strings.Contains(r.stdout, "seen") || !strings.Contains(r.stdout, "wrote") {
-			t.Fatalf("private /tmp: stdout %q, stderr %q", r.stdout, r.stderr)
-		}
-		if _, err := os.Stat(made); err == nil {
-			t.Fatal("a write to a private /tmp reached the host")
-		}
-	})
-	for _, m := range sandboxed {
-		t.Run(string(m)+"-shared", func(t *testing.T) {
-			requireMechanism(t, m)
-			os.Remove(made)
-			r := runSh(t, &Spec{Mechanism: m}, script, env...)
-			if r.stdout != "seen\nwrote\n" {
-				t.Fatalf("shared /tmp: stdout %q, stderr %q", r.stdout, r.stderr)
-			}
-			if _, err := os.Stat(made); err != nil {
-				t.Fatalf("a write to the shared /tmp did not reach the host: %v", err)
-			}
-		})
-	}
-	t.Run("landlock-private", func(t *testing.T) {
-		_, err := Start(&Spec{Mechanism: Landlock, TmpPrivate: true}, Command{Path: "/bin/true"})
-		wantRefusal(t, err, FieldTmp)
-	})
-}
-
 // The caller's environment never reaches a sandboxed tool, not even
 // through /proc/*/environ (bwrap is pid 1 inside; the landlock helper is
 // the tool's parent). Twin: a variable the Command passes is seen, and
@@ -66,11 +25,11 @@ func TestCallerEnvironmentInvisible(t *testing.T) {
 	for _, m := range sandboxed {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
-			r := runSh(t, &Spec{Mechanism: m}, script)
+			r := runSh(t, pin(&Spec{Mechanism: m}), script)
 			if r.stdout != "0\n0\n" {
 				t.Fatalf("canary seen inside (counts %q)", r.stdout)
 			}
-			r = runSh(t, &Spec{Mechanism: m}, script, "PASSED=passed-c4n4ry")
+			r = runSh(t, pin(&Spec{Mechanism: m}), script, "PASSED=passed-c4n4ry")
 			if r.stdout == "0\n0\n" {
 				t.Fatalf("a declared variable is not seen (counts %q)", r.stdout)
 			}
@@ -104,14 +63,14 @@ func TestCallerDescriptorInvisible(t *testing.T) {
 	for _, m := range []Mechanism{None, Bwrap, Landlock} {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
-			r := runSh(t, &Spec{Mechanism: m}, isOpen(canary)+"; "+isOpen(2))
+			r := runSh(t, pin(&Spec{Mechanism: m}), isOpen(canary)+"; "+isOpen(2))
 			if r.stdout != "closed\nopen\n" {
 				t.Fatalf("descriptor %d in the child: %q", canary, r.stdout)
 			}
 			if m == None {
 				return // a None child sees the caller's /proc
 			}
-			r = runSh(t, &Spec{Mechanism: m}, `ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -c canary-fd`)
+			r = runSh(t, pin(&Spec{Mechanism: m}), `ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -c canary-fd`)
 			if r.stdout != "0\n" {
 				t.Fatalf("descriptor %d seen through /proc (%q)", canary, r.stdout)
 			}
@@ -134,14 +93,14 @@ func TestChildHygiene(t *testing.T) {
 	for _, m := range []Mechanism{None, Bwrap, Landlock} {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
-			r := runSh(t, &Spec{Mechanism: m}, `test -t 0 || echo notty; cat; echo eof`)
+			r := runSh(t, pin(&Spec{Mechanism: m}), `test -t 0 || echo notty; cat; echo eof`)
 			if r.stdout != "notty\neof\n" {
 				t.Fatalf("stdin: %q", r.stdout)
 			}
 			if m == Landlock {
 				return // no /proc under landlock
 			}
-			r = runSh(t, &Spec{Mechanism: m}, `readlink /proc/self/fd/0`)
+			r = runSh(t, pin(&Spec{Mechanism: m}), `readlink /proc/self/fd/0`)
 			if !strings.HasPrefix(r.stdout, "pipe:") {
 				t.Fatalf("stdin is %q, want a pipe", r.stdout)
 			}
@@ -164,7 +123,7 @@ func TestChildHygiene(t *testing.T) {
 	for _, m := range []Mechanism{None, Bwrap, Landlock} {
 		requireMechanism(t, m)
 		var errb strings.Builder
-		p, err := Start(&Spec{Mechanism: m}, Command{Path: "/bin/sh", Args: []string{"-c", `test -t 0 && echo tty0 >&2; test -t 1 && echo tty1 >&2; test -t 2 && echo tty2 >&2; echo done >&2`},
+		p, err := Start(pin(&Spec{Mechanism: m}), Command{Path: "/bin/sh", Args: []string{"-c", `test -t 0 && echo tty0 >&2; test -t 1 && echo tty1 >&2; test -t 2 && echo tty2 >&2; echo done >&2`},
 			Stdin: tty, Stdout: tty, Stderr: &errb})
 		must(t, err)
 		p.Wait()
@@ -205,7 +164,7 @@ func TestToolCannotSignalToolbox(t *testing.T) {
 	for _, m := range []Mechanism{None, Bwrap, Landlock} {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
-			r := runSh(t, &Spec{Mechanism: m}, script)
+			r := runSh(t, pin(&Spec{Mechanism: m}), script)
 			switch {
 			case m == None && r.stdout != "reached\nparent\n":
 				t.Fatalf("twin: a None tool could not signal toolbox: %q %q", r.stdout, r.stderr)

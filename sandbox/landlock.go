@@ -54,10 +54,12 @@ type helperSpec struct {
 	// Plain starts the tool unconfined (mechanism None): the helper is
 	// only its reaper.
 	Plain     bool          `json:"plain,omitempty"`
-	Path      string        `json:"path"` // resolved executable
-	Argv      []string      `json:"argv"` // argv[0] included
-	Env       []string      `json:"env"`  // the tool's complete environment
-	Dir       string        `json:"dir"`  // resolved working directory ("" when Plain: the helper's)
+	Path      string        `json:"path"`             // resolved executable
+	ExeFD     int           `json:"exe_fd,omitempty"` // the checked executable's descriptor (0: none)
+	Script    bool          `json:"script,omitempty"` // run by Path (its interpreter opens it again), after checking Path is ExeFD's file
+	Argv      []string      `json:"argv"`             // argv[0] included
+	Env       []string      `json:"env"`              // the tool's complete environment
+	Dir       string        `json:"dir"`              // resolved working directory ("" when Plain: the helper's)
 	Grants    []helperGrant `json:"grants"`
 	RunAs     *Identity     `json:"run_as,omitempty"`
 	ParentPID int           `json:"parent_pid"` // the process that started the helper
@@ -77,6 +79,11 @@ type helperGrant struct {
 	Path  string `json:"path"`
 	Write bool   `json:"write,omitempty"`
 	Dir   bool   `json:"dir,omitempty"`
+	// FD is Path opened by the parent without following symlinks: the
+	// rule covers that inode, whatever Path names by the time the helper
+	// runs. 0 means the helper opens Path itself (the same way).
+	FD int      `json:"fd,omitempty"`
+	f  *os.File // the parent's descriptor
 }
 
 // minimalGrants drops the grants another directory grant already covers
@@ -107,28 +114,44 @@ func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd,
 	if !initDone.Load() {
 		return nil, nil, nil, fmt.Errorf("%w: the landlock helper needs sandbox.Init to be called first in main (or TestMain)", ErrStartFailed)
 	}
-	gs, err := s.grants()
+	gs, err := s.grants(c.Exe)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	for _, g := range gs {
+		closers = append(closers, g.f)
+	}
+	fail := func(err error) (*exec.Cmd, *os.File, []*os.File, error) {
+		closeAll(closers)
+		if statusR != nil {
+			statusR.Close()
+		}
+		return nil, nil, nil, err
+	}
+	if err := guardRefusal(Landlock, gs, s.guardedPaths()); err != nil {
+		return fail(err)
 	}
 	sys := systemEntries(true)
 	exe, _, dir, _, err := s.toolPaths(c, gs, sys)
 	if err != nil {
-		return nil, nil, nil, err
+		return fail(err)
+	}
+	tmpdir := ""
+	for _, g := range gs {
+		if g.field == FieldTmp {
+			tmpdir = g.src
+		}
 	}
 	hs := helperSpec{
 		Path:      exe,
 		Argv:      append([]string{c.Path}, c.Args...),
-		Env:       c.Env,
+		Env:       withTmpdir(c.Env, tmpdir),
 		Dir:       dir,
 		RunAs:     s.RunAs,
 		ParentPID: os.Getpid(),
 	}
 	if hs.Seccomp, err = s.filterBytes(Landlock); err != nil {
-		return nil, nil, nil, err
-	}
-	if hs.Env == nil {
-		hs.Env = []string{}
+		return fail(err)
 	}
 	var grants []helperGrant
 	for _, e := range sys {
@@ -144,10 +167,10 @@ func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd,
 		grants = append(grants, helperGrant{Path: d, Write: true})
 	}
 	for _, g := range gs {
-		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir})
+		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir, f: g.f})
 	}
 	hs.Grants = minimalGrants(grants)
-	return helperCmd(&hs, status, lp)
+	return helperCmd(&hs, status, lp, c.Exe, Landlock, closers)
 }
 
 func existing(paths []string) []string {

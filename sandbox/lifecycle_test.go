@@ -28,7 +28,7 @@ func TestSetsidGrandchildDiesWithTool(t *testing.T) {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
 			secs := fmt.Sprintf("%d.%d", 900+i, os.Getpid()%1000)
-			r := runSh(t, &Spec{Mechanism: m}, `setsid sleep `+secs+` </dev/null >/dev/null 2>&1 & sleep 0.2; echo started`)
+			r := runSh(t, pin(&Spec{Mechanism: m}), `setsid sleep `+secs+` </dev/null >/dev/null 2>&1 & sleep 0.2; echo started`)
 			if r.stdout != "started\n" {
 				t.Fatalf("tool: %q %q", r.stdout, r.stderr)
 			}
@@ -84,7 +84,7 @@ func TestToolDiesWithToolbox(t *testing.T) {
 // grandchild runs, and returns without stopping anything.
 func spawnAndExit(arg string) int {
 	m, secs, _ := strings.Cut(arg, ":")
-	_, err := Start(&Spec{Mechanism: Mechanism(m)}, Command{
+	_, err := Start(pin(&Spec{Mechanism: Mechanism(m)}), Command{
 		Path: "/bin/sh",
 		Args: []string{"-c", `setsid sleep ` + secs + ` </dev/null >/dev/null 2>&1 & exec sleep 61`},
 		Env:  []string{"PATH=/usr/bin:/bin"},
@@ -107,7 +107,7 @@ func TestSetsidGrandchildDiesWithKill(t *testing.T) {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
 			secs := fmt.Sprintf("%d.%d", 910+i, os.Getpid()%1000)
-			p, _, _ := startSh(t, &Spec{Mechanism: m}, `setsid sleep `+secs+` </dev/null >/dev/null 2>&1 & sleep 60`)
+			p, _, _ := startSh(t, pin(&Spec{Mechanism: m}), `setsid sleep `+secs+` </dev/null >/dev/null 2>&1 & sleep 60`)
 			if !eventually(func() bool { return len(processesWithArgs("sleep", secs)) == 1 }) {
 				t.Fatal("the grandchild did not start")
 			}
@@ -135,7 +135,7 @@ func TestSignalReachesTool(t *testing.T) {
 			r, w, err := os.Pipe()
 			must(t, err)
 			defer r.Close()
-			p, err := Start(&Spec{Mechanism: m}, Command{
+			p, err := Start(pin(&Spec{Mechanism: m}), Command{
 				Path:   "/bin/sh",
 				Args:   []string{"-c", `trap 'echo stopping; exit 7' TERM; echo ready; sleep 60 & wait`},
 				Stdout: w,
@@ -166,17 +166,17 @@ func TestExitCodes(t *testing.T) {
 	for _, m := range []Mechanism{None, Bwrap, Landlock} {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
-			if r := runSh(t, &Spec{Mechanism: m}, `exit 3`); r.code != 3 {
+			if r := runSh(t, pin(&Spec{Mechanism: m}), `exit 3`); r.code != 3 {
 				t.Errorf("exit 3 read as %d", r.code)
 			}
-			if r := runSh(t, &Spec{Mechanism: m}, `kill -KILL $$`); r.code != 137 {
+			if r := runSh(t, pin(&Spec{Mechanism: m}), `kill -KILL $$`); r.code != 137 {
 				t.Errorf("SIGKILL read as %d", r.code)
 			}
-			_, err := Start(&Spec{Mechanism: m}, Command{Path: "/nonexistent/tool"})
+			_, err := Start(pin(&Spec{Mechanism: m}), Command{Path: "/nonexistent/tool"})
 			if !errors.Is(err, ErrStartFailed) || !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("a missing executable: %v", err)
 			}
-			_, err = Start(&Spec{Mechanism: m}, Command{Path: "/etc/passwd"})
+			_, err = Start(pin(&Spec{Mechanism: m}), Command{Path: "/etc/passwd"})
 			if !errors.Is(err, ErrStartFailed) || !errors.Is(err, fs.ErrPermission) {
 				t.Errorf("a file that is not executable: %v", err)
 			}

@@ -50,6 +50,10 @@ type limitsSpec struct {
 	Rlimits []rlimit `json:"rlimits"`
 	// ProcsFD is the descriptor of the call's cgroup.procs (0 = none).
 	ProcsFD int `json:"procs_fd,omitempty"`
+	// ExeFD, when set, is the checked executable's descriptor: the wrapper
+	// executes it (/proc/self/fd/N) rather than Path, so what was hashed
+	// is what runs (DESIGN.md §6).
+	ExeFD int `json:"exe_fd,omitempty"`
 	// StatusFD receives "ERRNO message" when the tool could not be
 	// started; it is closed on exec, so EOF without a word means started.
 	StatusFD int `json:"status_fd,omitempty"`
@@ -69,7 +73,11 @@ func runLimitsExec() int {
 		err = ls.setUp()
 	}
 	if err == nil {
-		err = syscall.Exec(ls.Path, ls.Argv, append(ls.Env, os.Environ()...))
+		run := ls.Path
+		if ls.ExeFD > 2 {
+			run = "/proc/self/fd/" + strconv.Itoa(ls.ExeFD)
+		}
+		err = syscall.Exec(run, ls.Argv, append(ls.Env, os.Environ()...))
 		err = &os.PathError{Op: "exec", Path: ls.Path, Err: err}
 	}
 	var errno syscall.Errno

@@ -96,13 +96,18 @@ func planLimits(s *Spec, m Mechanism) (*limitPlan, error) {
 // gives the tool nothing its own code could not do.
 func helperFork(hs *helperSpec, env []string, sys *syscall.SysProcAttr) (int, error) {
 	if len(hs.Rlimits) == 0 {
-		return syscall.ForkExec(hs.Path, hs.Argv, &syscall.ProcAttr{Dir: hs.Dir, Env: env, Files: []uintptr{0, 1, 2}, Sys: sys})
+		return syscall.ForkExec(execPath(hs), hs.Argv, &syscall.ProcAttr{Dir: hs.Dir, Env: env, Files: []uintptr{0, 1, 2}, Sys: sys})
 	}
 	ls := limitsSpec{Path: hs.Path, Argv: hs.Argv, Env: env, Rlimits: hs.Rlimits}
 	files := []uintptr{0, 1, 2, 0}
 	if hs.ProcsFD > 0 {
 		ls.ProcsFD = len(files)
 		files = append(files, uintptr(hs.ProcsFD))
+	}
+	if hs.ExeFD > 2 && !hs.Script {
+		// The wrapper runs the checked descriptor too (execPath).
+		ls.ExeFD = len(files)
+		files = append(files, uintptr(hs.ExeFD))
 	}
 	data, err := json.Marshal(ls)
 	if err != nil {

@@ -52,9 +52,6 @@ func init() {
 	}
 }
 
-// allMechanisms are the mechanisms limits apply to.
-var allMechanisms = []Mechanism{None, Bwrap, Landlock}
-
 // limitSpec is tr's spec under m (None: no confinement, Work is just a
 // directory) with limits l.
 func limitSpec(tr tree, m Mechanism, l Limits) *Spec {
@@ -288,7 +285,7 @@ func TestProcessesRefusedWhereNotEnforceable(t *testing.T) {
 		return
 	}
 	for _, m := range []Mechanism{None, Landlock} {
-		_, err := Start(&Spec{Mechanism: m, Limits: Limits{Processes: 8}}, Command{Path: "/bin/true"})
+		_, err := Start(pin(&Spec{Mechanism: m, Limits: Limits{Processes: 8}}), Command{Path: "/bin/true"})
 		wantRefusal(t, err, FieldLimitProcesses)
 	}
 }
@@ -307,7 +304,7 @@ func TestCmdAppliesLimits(t *testing.T) {
 	for _, m := range allMechanisms {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
-			cmd, release, err := Cmd(&Spec{Mechanism: m, Limits: Limits{FileSize: mib, OpenFiles: 100}}, Command{
+			cmd, release, err := Cmd(pin(&Spec{Mechanism: m, Limits: Limits{FileSize: mib, OpenFiles: 100}}), Command{
 				Path: "/bin/sh", Args: []string{"-c", `ulimit -f; ulimit -n; ulimit -c`}, Env: []string{"PATH=/usr/bin:/bin"},
 			})
 			must(t, err)
@@ -351,7 +348,7 @@ func TestLimitsUnderNoneKeepStartErrors(t *testing.T) {
 func runToolIn(t *testing.T, spec *Spec, dir, path string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
-	p, err := Start(spec, Command{Path: path, Args: args, Dir: dir, Stdout: &out, Stderr: &errb})
+	p, err := Start(pin(spec), Command{Path: path, Args: args, Dir: dir, Stdout: &out, Stderr: &errb})
 	must(t, err)
 	code, err := p.Wait()
 	must(t, err)
@@ -424,7 +421,7 @@ func TestCallCgroupPlacesAndCleansUp(t *testing.T) {
 			secs := fmt.Sprintf("%d.%d", 920+i, os.Getpid()%1000)
 			stdinR, stdinW := io.Pipe()
 			var out, errb bytes.Buffer
-			p, err := startWith(&Spec{Mechanism: m, Limits: Limits{FileSize: mib}}, Command{
+			p, err := startWith(pin(&Spec{Mechanism: m, Limits: Limits{FileSize: mib}}), Command{
 				Path:  "/bin/sh",
 				Args:  []string{"-c", `setsid sleep ` + secs + ` </dev/null >/dev/null 2>&1 & read x`},
 				Env:   []string{"PATH=/usr/bin:/bin"},
@@ -524,6 +521,9 @@ head -c 1048576 /dev/zero > "${TMPDIR:-/tmp}/scratch" && wc -c < "${TMPDIR:-/tmp
 				spec.Read = append(spec.Read, filepath.Dir(filepath.Dir(goBin)))
 			}
 			spec.TmpPrivate = m == Bwrap
+			if m == Landlock {
+				spec.SharedTmp = sharedTmp(t) // the host's /tmp is never granted
+			}
 			// GIT_CONFIG_NOSYSTEM: landlock denies /etc/gitconfig (EACCES, fatal
 			// to git) where bwrap has none (ENOENT); not a matter of limits.
 			env := append(tr.env(), "GO="+goBin, "HOME="+tr.Work, "GIT_CONFIG_NOSYSTEM=1", "GOCACHE="+tr.Work+"/cache", "GOPATH="+tr.Work+"/gopath", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOPROXY=off")

@@ -116,7 +116,7 @@ func runSh(t *testing.T, spec *Spec, script string, env ...string) result {
 func startSh(t *testing.T, spec *Spec, script string, env ...string) (*Process, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	p, err := Start(spec, Command{
+	p, err := Start(pin(spec), Command{
 		Path:   "/bin/sh",
 		Args:   []string{"-c", script},
 		Env:    append([]string{"PATH=/usr/bin:/bin"}, env...),
@@ -177,7 +177,7 @@ func userCache() string {
 
 // spec declares In readable and Work writable under m.
 func (tr tree) spec(m Mechanism) *Spec {
-	return &Spec{Mechanism: m, ToolDir: tr.Tool, Read: []string{tr.In}, Write: []string{tr.Work}}
+	return pin(&Spec{Mechanism: m, ToolDir: tr.Tool, Read: []string{tr.In}, Write: []string{tr.Work}})
 }
 
 func (tr tree) env() []string {
@@ -228,4 +228,12 @@ func eventually(cond func() bool) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return cond()
+}
+
+// pin gives a bwrap spec the bubblewrap Detect found (what a lock pins).
+func pin(s *Spec) *Spec {
+	if s != nil && s.Mechanism == Bwrap && s.Bwrap == nil {
+		s.Bwrap = Detect().BwrapPin
+	}
+	return s
 }

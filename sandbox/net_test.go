@@ -162,6 +162,6 @@ func TestNetNoneRefusedByLandlock(t *testing.T) {
 	if r := wantRefusal(t, err, FieldNet); r.Mechanism != Landlock {
 		t.Fatalf("refusal names mechanism %q", r.Mechanism)
 	}
-	_, err = Start(&Spec{Mechanism: Landlock, NetNone: true}, Command{Path: "/bin/true"})
+	_, err = Start(pin(&Spec{Mechanism: Landlock, NetNone: true}), Command{Path: "/bin/true"})
 	wantRefusal(t, err, FieldNet)
 }

@@ -66,7 +66,7 @@ func TestExactOutputUnderLoad(t *testing.T) {
 							name = "grandchild"
 						}
 						var o, e counter
-						p, err := Start(&Spec{Mechanism: m}, Command{
+						p, err := Start(pin(&Spec{Mechanism: m}), Command{
 							Path: "/bin/sh", Args: []string{"-c", scripts[name]},
 							Env: []string{"PATH=/usr/bin:/bin"}, Stdout: &o, Stderr: &e,
 						})
@@ -126,7 +126,7 @@ func TestLaggingReaderGetsEveryByte(t *testing.T) {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
 			w := &slowWriter{delay: drainGrace + 300*time.Millisecond}
-			p, err := Start(&Spec{Mechanism: m}, Command{
+			p, err := Start(pin(&Spec{Mechanism: m}), Command{
 				Path: "/bin/sh", Args: []string{"-c", "head -c 60000 /dev/zero"},
 				Env: []string{"PATH=/usr/bin:/bin"}, Stdout: w,
 			})

@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // systemDirs are bound read-only (or recreated as symlinks on usrmerge
@@ -114,67 +117,124 @@ type grant struct {
 	src   string // dest with every symlink resolved, on the host
 	write bool
 	dir   bool
-	field string // the declaration it comes from, for refusals
+	field string   // the declaration it comes from, for refusals
+	f     *os.File // src opened (O_PATH) without following symlinks: what is bound or granted
 }
 
+// closeGrants closes the descriptors grants opened.
+func closeGrants(gs []grant) {
+	for _, g := range gs {
+		if g.f != nil {
+			g.f.Close()
+		}
+	}
+}
+
+const fixRelock = "run toolbox lock, after removing whatever replaced the path"
+
 // grants resolves the tool directory, the declared paths and (with tmp:
-// shared) /tmp into grants sorted so that a parent is mounted before what
-// lies below it. A path that is not absolute or does not exist is refused,
-// and so is a path that reaches outside the granted paths through a symlink
-// inside a writable path: the tool could have planted that link on an
-// earlier run.
-func (s *Spec) grants() ([]grant, error) {
+// shared) the shared scratch directory into grants sorted so that a parent
+// is mounted before what lies below it, each opened once, without
+// following any symlink, by the descriptor that is then bound (bwrap) or
+// granted (landlock): nothing resolved here can be redirected later.
+//
+// A declared path is resolved as the lock recorded (Spec.Resolved) when it
+// did, else now. The tool's directory is the one holding exe when exe is
+// given, so it cannot be swapped apart from the checked binary. Refused: a
+// path that is not absolute or does not exist, one whose lock-time
+// resolution now goes through a symlink, one that covers the host's /tmp
+// (decision D1), and one that reaches outside the granted paths through a
+// symlink inside a writable path (the tool could have planted it on an
+// earlier run). The caller closes the grants (closeGrants).
+func (s *Spec) grants(exe *Executable) (out []grant, err error) {
 	byDest := map[string]*grant{}
 	var order []string
-	add := func(p string, write bool, field string) error {
+	defer func() {
+		if err != nil {
+			for _, g := range byDest {
+				if g.f != nil {
+					g.f.Close()
+				}
+			}
+			out = nil
+		}
+	}()
+	add := func(p string, write bool, field, src string) error {
 		if !filepath.IsAbs(p) {
 			return refuse(field, s.Mechanism, "declare absolute paths (relative ones are resolved against the tool's directory)",
 				"path %q is not absolute", p)
 		}
 		dest := filepath.Clean(p)
-		src, err := filepath.EvalSymlinks(dest)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return refuse(field, s.Mechanism, "create the path, or remove it from the declaration",
-					"path %q does not exist", dest)
-			}
-			return refuse(field, s.Mechanism, "make the path accessible to toolbox", "resolving path %q: %v", dest, err)
-		}
-		st, err := os.Stat(src)
-		if err != nil {
-			return refuse(field, s.Mechanism, "make the path accessible to toolbox", "path %q: %v", dest, err)
-		}
 		if g, ok := byDest[dest]; ok {
 			if write && !g.write { // read and write of one path: write wins
 				g.write, g.field = true, field
 			}
 			return nil
 		}
-		byDest[dest] = &grant{dest: dest, src: src, write: write, dir: st.IsDir(), field: field}
+		locked := false
+		if src == "" {
+			src, locked = s.Resolved[dest]
+		}
+		if !locked && src == "" {
+			var err error
+			if src, err = filepath.EvalSymlinks(dest); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return refuse(field, s.Mechanism, "create the path, or remove it from the declaration",
+						"path %q does not exist", dest)
+				}
+				return refuse(field, s.Mechanism, "make the path accessible to toolbox", "resolving path %q: %v", dest, err)
+			}
+		}
+		if field != FieldPath && coversHostTmp(src) {
+			return refuse(field, s.Mechanism, `declare a directory below it, or use the toolbox's shared tmp (tmp = "shared": /tmp under bwrap, $TMPDIR under landlock)`,
+				"path %q covers the host's /tmp, which no tool is given", dest)
+		}
+		if field != FieldPath && s.SharedTmp != "" && within(src, s.SharedTmp) {
+			return refuse(field, s.Mechanism, "declare nothing inside it: the shared tmp is given whole (tmp = \"shared\")",
+				"path %q lies inside the toolbox's shared tmp %q", dest, s.SharedTmp)
+		}
+		f, err := openNoFollow(src)
+		if err != nil {
+			if locked {
+				return refuse(field, s.Mechanism, fixRelock, "path %q, %q at lock time, changed since the lock: %v", dest, src, unwrapErrno(err))
+			}
+			return refuse(field, s.Mechanism, "check that nothing replaces the path while toolbox starts the tool", "opening %q: %v", src, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			f.Close()
+			return refuse(field, s.Mechanism, "make the path accessible to toolbox", "path %q: %v", dest, err)
+		}
+		byDest[dest] = &grant{dest: dest, src: src, write: write, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, field: field, f: f}
 		order = append(order, dest)
 		return nil
 	}
 	if s.ToolDir != "" {
-		if err := add(s.ToolDir, false, FieldPath); err != nil {
+		src := ""
+		if exe != nil && filepath.Dir(exe.path) == filepath.Clean(s.ToolDir) {
+			src = filepath.Dir(exe.real)
+		}
+		if err := add(s.ToolDir, false, FieldPath, src); err != nil {
 			return nil, err
 		}
 	}
 	for _, p := range s.Read {
-		if err := add(p, false, FieldRead); err != nil {
+		if err := add(p, false, FieldRead, ""); err != nil {
 			return nil, err
 		}
 	}
 	for _, p := range s.Write {
-		if err := add(p, true, FieldWrite); err != nil {
+		if err := add(p, true, FieldWrite, ""); err != nil {
 			return nil, err
 		}
 	}
-	if !s.TmpPrivate {
-		if err := add("/tmp", true, FieldTmp); err != nil {
-			return nil, err
-		}
+	if tmp, err := s.sharedTmpGrant(); err != nil {
+		return nil, err
+	} else if tmp != nil {
+		byDest[tmp.dest] = tmp
+		order = append(order, tmp.dest)
 	}
-	out := make([]grant, 0, len(order))
+	out = make([]grant, 0, len(order))
 	for _, d := range order {
 		out = append(out, *byDest[d])
 	}
@@ -187,12 +247,49 @@ func (s *Spec) grants() ([]grant, error) {
 	return out, nil
 }
 
+// sharedTmpGrant is the shared scratch directory as a writable grant:
+// mounted at /tmp under bwrap, granted at its own path under landlock.
+// nil without one (tmp: private, or no SharedTmp: the tool then gets a
+// fresh empty /tmp under bwrap and none under landlock).
+func (s *Spec) sharedTmpGrant() (*grant, error) {
+	if s.TmpPrivate || s.SharedTmp == "" {
+		return nil, nil
+	}
+	f, err := openSharedTmp(s.SharedTmp)
+	if err != nil {
+		var r *RefusalError
+		if errors.As(err, &r) {
+			r.Mechanism = s.Mechanism
+		}
+		return nil, err
+	}
+	dest := s.SharedTmp
+	if s.Mechanism == Bwrap {
+		dest = "/tmp"
+	}
+	return &grant{dest: dest, src: s.SharedTmp, write: true, dir: true, field: FieldTmp, f: f}, nil
+}
+
+// coversHostTmp reports whether the resolved path p is the host's /tmp
+// or one of its parents. ($TMPDIR is the operator's choice: it may well
+// be a directory a tool is meant to see.)
+func coversHostTmp(p string) bool {
+	return within(hostTmp(), p)
+}
+
+var hostTmp = sync.OnceValue(func() string {
+	if t, err := filepath.EvalSymlinks("/tmp"); err == nil {
+		return t
+	}
+	return "/tmp"
+})
+
 // checkPlantedLink refuses g when its path goes through a symlink that lies
 // inside a writable grant and points outside every grant that would give
 // the same access anyway.
 func checkPlantedLink(g grant, all []grant, m Mechanism) error {
 	for _, w := range all {
-		if !w.write || w.dest == g.dest || !within(g.dest, w.dest) {
+		if !w.write || w.field == FieldTmp || w.dest == g.dest || !within(g.dest, w.dest) {
 			continue
 		}
 		rel, _ := filepath.Rel(w.dest, g.dest)
@@ -257,6 +354,11 @@ func sandboxPath(hostPath string, gs []grant, sys []sysEntry) (resolved, inside 
 	if err != nil {
 		return "", "", false
 	}
+	return resolvedInside(src, gs, sys)
+}
+
+// resolvedInside is sandboxPath for a path already resolved.
+func resolvedInside(src string, gs []grant, sys []sysEntry) (resolved, inside string, ok bool) {
 	best := -1
 	for i, g := range gs {
 		if within(src, g.src) && (best < 0 || len(g.src) > len(gs[best].src)) {
@@ -278,14 +380,20 @@ func sandboxPath(hostPath string, gs []grant, sys []sysEntry) (resolved, inside 
 // toolPaths checks that the executable and the working directory are
 // inside the tool's sandbox and returns them resolved (for landlock) and as
 // the tool sees them (for bwrap). dir "" means the tool's directory, or /.
+// With c.Exe the executable is where its checked descriptor lives.
 func (s *Spec) toolPaths(c Command, gs []grant, sys []sysEntry) (exe, exeInside, dir, dirInside string, err error) {
 	if !filepath.IsAbs(c.Path) {
 		return "", "", "", "", fmt.Errorf("%w: tool path %q is not absolute", ErrStartFailed, c.Path)
 	}
-	if err := checkExecutable(c.Path); err != nil {
-		return "", "", "", "", err
+	ok := false
+	if c.Exe != nil {
+		exe, exeInside, ok = resolvedInside(c.Exe.real, gs, sys)
+	} else {
+		if err := checkExecutable(c.Path); err != nil {
+			return "", "", "", "", err
+		}
+		exe, exeInside, ok = sandboxPath(c.Path, gs, sys)
 	}
-	exe, exeInside, ok := sandboxPath(c.Path, gs, sys)
 	if !ok {
 		return "", "", "", "", refuse(FieldPath, s.Mechanism, "move the tool into its directory or declare its location in fs.read",
 			"executable %q is outside the tool's sandbox", c.Path)

@@ -18,6 +18,9 @@ type Support struct {
 	// (new namespaces, no network, private /tmp). BwrapReason says why not.
 	Bwrap       bool
 	BwrapReason string
+	// BwrapPin is the bubblewrap found on PATH and probed (nil when none
+	// was found): what a lock pins for its bwrap tools.
+	BwrapPin *BwrapPin
 	// BwrapRunAs: bubblewrap also ran as another user (it then needs
 	// unprivileged user namespaces). BwrapRunAsReason says why not.
 	BwrapRunAs       bool
@@ -58,11 +61,14 @@ var (
 )
 
 // Detect probes this machine once per process (later calls return the
-// same value): it runs bubblewrap on `true` with the flags toolbox uses,
+// same value): it finds bubblewrap on PATH and pins it (FindBwrap), runs
+// it on `true` with the flags toolbox uses,
 // as this user and (when root) as nobody, starts the landlock helper on
 // `true`, and checks whether toolbox runs as root. The landlock probe
 // needs the binary's main to call Init first. It takes tens of
-// milliseconds.
+// milliseconds. It is for lock time (and `check --probe`): a run never
+// calls it, and never searches PATH, but executes the bwrap the lock
+// pinned (Spec.Bwrap).
 func Detect() Support {
 	detectOnce.Do(func() { detected = probe() })
 	return detected
@@ -82,10 +88,11 @@ func probe() Support {
 	if _, err := os.Stat(truePath); err != nil {
 		truePath = "/bin/true"
 	}
-	if _, err := bwrapPath(); err != nil {
+	if pin, err := FindBwrap(); err != nil {
 		s.BwrapReason = err.Error()
 	} else {
-		spec := &Spec{Mechanism: Bwrap, NetNone: true, TmpPrivate: true}
+		s.BwrapPin = pin
+		spec := &Spec{Mechanism: Bwrap, NetNone: true, TmpPrivate: true, Bwrap: pin}
 		s.Bwrap, s.BwrapReason = tryRun(spec, truePath)
 		if !s.Bwrap {
 			s.BwrapRunAsReason = "bwrap does not run: " + s.BwrapReason

@@ -31,8 +31,20 @@ import (
 // before the child exited reaches it before Done is closed. Writes to it
 // come from one goroutine per stream; an error from it stops the copy to
 // it, never the reading (the child is never blocked by a failed reader).
+//
+// Exe, when set, is Path opened and checked by the caller
+// (OpenExecutable): the child is executed from that descriptor, never from
+// Path again (DESIGN.md §6). Under bwrap the descriptor is bound over the
+// executable's path inside the sandbox; under None and Landlock an ELF
+// binary is executed through /proc/self/fd with the descriptor
+// close-on-exec; a script, whose interpreter opens it again by name, is
+// executed by its resolved path after checking that nobody but root or
+// toolbox's own user could have swapped it (Executable.swapProof) and
+// that the path still names the checked file. The caller closes Exe once
+// the child started. nil executes Path as it is.
 type Command struct {
 	Path   string
+	Exe    *Executable
 	Args   []string
 	Env    []string
 	Dir    string
@@ -312,7 +324,7 @@ func startWith(spec *Spec, c Command, plan planner) (*Process, error) {
 	started := make(chan error, 1)
 	go p.run(pr, started)
 	if err := <-started; err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
+		return nil, fmt.Errorf("%w: %w", ErrStartFailed, namedAs(err, c.Path))
 	}
 	if pr.statusR != nil {
 		if err := readHelperStatus(pr.statusR); err != nil {

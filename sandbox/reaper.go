@@ -40,7 +40,17 @@ func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool, lp *li
 		path = filepath.Join(c.Dir, path) // relative to Dir, as os/exec has it
 	}
 	if !initDone.Load() {
-		cmd = exec.Command(path, c.Args...)
+		run, dup, err := noneExecPath(c)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if dup != nil {
+			closers = append(closers, dup)
+		}
+		if run == c.Path {
+			run = path
+		}
+		cmd = exec.Command(run, c.Args...)
 		cmd.Args[0] = c.Path
 		cmd.Dir = c.Dir
 		cmd.Env = c.Env
@@ -48,7 +58,7 @@ func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool, lp *li
 			cmd.Env = []string{}
 		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
-		return cmd, nil, nil, nil
+		return cmd, nil, closers, nil
 	}
 	if err := checkExecutable(path); err != nil {
 		return nil, nil, nil, err
@@ -67,7 +77,7 @@ func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool, lp *li
 	if hs.Env == nil {
 		hs.Env = []string{}
 	}
-	cmd, statusR, closers, err = helperCmd(&hs, status, lp)
+	cmd, statusR, closers, err = helperCmd(&hs, status, lp, c.Exe, None, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -78,27 +88,32 @@ func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool, lp *li
 
 // helperCmd builds the invocation of the helper for hs: the current
 // binary re-executed with argv[0] preserved and argv[1] = helperArg, with
-// an empty environment (the tool's travels in the spec, on fd 3). When
-// status is true the helper reports "ok" or its setup error on an extra
-// pipe (fd 4), returned as statusR. closers are the child's ends.
-func helperCmd(hs *helperSpec, status bool, lp *limitPlan) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
-	extra := []*os.File{nil}
-	if status {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("creating helper status pipe: %w", err)
-		}
-		closers = append(closers, w)
-		extra = append(extra, w)
-		hs.StatusFD = 4
-		statusR = r
-	}
+// an empty environment (the tool's travels in the spec). Its descriptors:
+// fd 3 the spec; fd 4 the status pipe when status is true (the helper
+// reports "ok" or its setup error there; returned as statusR), else
+// closed; then the call's cgroup.procs (limits), the checked executable
+// (exe, when not nil: run from that descriptor, or for a script by its
+// path once it is swap-proof under m) and the descriptors of hs.Grants
+// (landlock). closers are the child's ends, starting with the ones the
+// caller passes in; on error every one of them is closed.
+func helperCmd(hs *helperSpec, status bool, lp *limitPlan, exe *Executable, m Mechanism, closers []*os.File) (cmd *exec.Cmd, statusR *os.File, _ []*os.File, err error) {
 	fail := func(err error) (*exec.Cmd, *os.File, []*os.File, error) {
 		closeAll(closers)
 		if statusR != nil {
 			statusR.Close()
 		}
 		return nil, nil, nil, err
+	}
+	extra := []*os.File{nil, nil}
+	if status {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fail(fmt.Errorf("creating helper status pipe: %w", err))
+		}
+		closers = append(closers, w)
+		extra[1] = w
+		hs.StatusFD = 4
+		statusR = r
 	}
 	if lp != nil {
 		// The helper gives the tool its limits through the limits
@@ -113,6 +128,32 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan) (cmd *exec.Cmd, statu
 			hs.ProcsFD = 3 + len(extra)
 			extra = append(extra, procs)
 		}
+	}
+	if exe != nil {
+		if exe.script {
+			if err := exe.swapProof(m); err != nil {
+				return fail(err)
+			}
+			hs.Script = true
+		}
+		hs.ExeFD = 3 + len(extra)
+		extra = append(extra, exe.f)
+	}
+	for i := range hs.Grants {
+		g := &hs.Grants[i]
+		if g.f == nil {
+			f, err := openNoFollow(g.Path)
+			if err != nil {
+				return fail(refuse(FieldSandbox, m, "check that nothing replaces system paths while toolbox starts the tool", "opening %q: %v", g.Path, err))
+			}
+			closers = append(closers, f)
+			g.f = f
+		}
+		g.FD = 3 + len(extra)
+		extra = append(extra, g.f)
+	}
+	if hs.Env == nil {
+		hs.Env = []string{}
 	}
 	data, err := json.Marshal(hs)
 	if err != nil {
@@ -140,6 +181,9 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan) (cmd *exec.Cmd, statu
 func startPlain(hs *helperSpec) (int, <-chan int, error) {
 	cred, err := credential(hs.RunAs, None)
 	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkScript(hs); err != nil {
 		return 0, nil, err
 	}
 	started := make(chan startResult, 1)

@@ -124,12 +124,12 @@ func (s Support) withoutLandlock() Support {
 func TestLandlockNeedsInit(t *testing.T) {
 	requireMechanism(t, Landlock)
 	initDone.Store(false)
-	_, err := Start(&Spec{Mechanism: Landlock}, Command{Path: "/bin/true"})
+	_, err := Start(pin(&Spec{Mechanism: Landlock}), Command{Path: "/bin/true"})
 	initDone.Store(true)
 	if !errors.Is(err, ErrStartFailed) || !strings.Contains(err.Error(), "sandbox.Init") {
 		t.Fatalf("without Init: %v", err)
 	}
-	r := runSh(t, &Spec{Mechanism: Landlock}, "exit 0")
+	r := runSh(t, pin(&Spec{Mechanism: Landlock}), "exit 0")
 	if r.code != 0 {
 		t.Fatalf("with Init: exit %d, %q", r.code, r.stderr)
 	}

@@ -36,7 +36,7 @@ func probeUnder(t *testing.T, spec *Spec, es []expect) {
 		kept = append(kept, e)
 	}
 	var out, errb bytes.Buffer
-	p, err := Start(spec, Command{Path: exe, Args: append([]string{testToolArg, probeArg}, ops...), Stdout: &out, Stderr: &errb})
+	p, err := Start(pin(spec), Command{Path: exe, Args: append([]string{testToolArg, probeArg}, ops...), Stdout: &out, Stderr: &errb})
 	if err != nil {
 		t.Fatalf("starting the prober under %s: %v", spec.Mechanism, err)
 	}

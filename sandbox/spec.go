@@ -48,9 +48,40 @@ type Spec struct {
 	// NetNone cuts the network (net: none): bwrap only, landlock refuses.
 	NetNone bool
 	// TmpPrivate gives the tool its own empty /tmp (tmp: private): bwrap
-	// only, landlock refuses. When false the host's /tmp is shared
-	// read-write (tmp: shared).
+	// only, landlock refuses. When false the tool gets SharedTmp (tmp:
+	// shared). The host's /tmp is never given to a tool (decision D1).
 	TmpPrivate bool
+	// SharedTmp is the toolbox's shared scratch directory (SharedTmpDir),
+	// used when TmpPrivate is false: mounted read-write at /tmp under
+	// bwrap; granted read-write at its own path under landlock, where the
+	// tool finds it in $TMPDIR (the sandbox sets TMPDIR under both). It is
+	// checked (owner, mode, no symlink) at every start and refused
+	// otherwise (FieldTmp). "" gives a bwrap tool a fresh empty /tmp and a
+	// landlock tool no scratch directory at all.
+	SharedTmp string
+	// Resolved maps declared paths (Read, Write, cleaned) to what they
+	// resolved to when the tool was locked. Such a path is not resolved
+	// again: its lock-time target is opened without following any symlink,
+	// so a link planted after the lock is refused instead of followed.
+	// Paths it lacks are resolved at start.
+	Resolved map[string]string
+	// Protected are host paths (files or directories) that a later run
+	// trusts and no tool may change, replace, rename, link or delete
+	// (decision D2): the toolbox file, the lock, the envdir root, every
+	// locked binary, bubblewrap; toolbox's own executable is always added.
+	// Under bwrap a protected path inside a writable grant is mounted
+	// read-only on top of it (its parent directories pinned as mount
+	// points, so they cannot be renamed away); landlock cannot mask, so
+	// it refuses such a grant. A writable grant equal to or inside a
+	// protected path is refused by both. Missing paths are skipped.
+	Protected []string
+	// Hidden are host directories no tool may reach at all (the state dir
+	// in use: records, logs, the daemon's socket). Under bwrap one inside
+	// any grant is covered by an empty read-only tmpfs; landlock refuses
+	// a grant covering one; both refuse a grant inside one.
+	Hidden []string
+	// Bwrap is the pinned bubblewrap (see BwrapPin), required under Bwrap.
+	Bwrap *BwrapPin
 	// RunAs, when non-nil, is the identity the child runs as (under every
 	// mechanism, None included).
 	RunAs *Identity

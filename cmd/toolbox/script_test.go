@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(removeBuilt{m}, map[string]func(){
 		"toolbox":      func() { os.Exit(cli.Main()) },
 		"toolbox-core": func() { os.Exit(corecmd.Main()) },
+		"jsonedit":     func() { os.Exit(jsonEdit()) },
 	})
 }
 

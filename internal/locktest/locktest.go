@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // Fixture is a directory holding toolbox.hcl, tools under tools/ and a lock
@@ -44,7 +45,15 @@ func New(t testing.TB, hcl string, builtins ...string) *Fixture {
 	if slices.Contains(builtins, manifest.BuiltinProcess) {
 		l.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
 	}
-	return &Fixture{Dir: dir, LockPath: filepath.Join(dir, "toolbox.lock.json"), Lock: l}
+	lockPath := filepath.Join(dir, "toolbox.lock.json")
+	// A sandboxed tool run from this lock gets the toolbox's shared tmp,
+	// which toolbox never removes: the test does.
+	t.Cleanup(func() {
+		if shared, err := sandbox.SharedTmpPath(lockPath); err == nil {
+			os.RemoveAll(shared)
+		}
+	})
+	return &Fixture{Dir: dir, LockPath: lockPath, Lock: l}
 }
 
 // AddTool writes script as tools/NAME ("#!/bin/sh" prepended; $1 is the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/probe"
+	"github.com/toolbox-dev/toolbox/runspec"
 )
 
 // DefaultCheckTimeout bounds one check.
@@ -34,6 +35,9 @@ type Config struct {
 	// Plugin checks plugin tools (pluginprobe.Check); nil leaves their
 	// locked result in place.
 	Plugin probe.PluginCheck
+	// StateDir is the server's state directory ("" for none): checks, like
+	// runs, may not reach it.
+	StateDir string
 }
 
 // Monitor holds the live probe results. Its methods are safe for
@@ -78,13 +82,14 @@ func (m *Monitor) backends() []string {
 // Round runs every check once, in parallel, and records the results.
 func (m *Monitor) Round(ctx context.Context) {
 	dir := filepath.Dir(m.cfg.LockPath)
+	trust := runspec.NewTrust(m.cfg.LockPath, m.cfg.Lock, m.cfg.StateDir)
 	var wg sync.WaitGroup
 	for _, name := range m.backends() {
 		t := m.cfg.Lock.Tools[name]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := probe.Check(ctx, dir, t, m.cfg.Lock.EnvAllowlist, m.cfg.CallerEnv, m.cfg.CheckTimeout, m.cfg.Plugin)
+			p := probe.Check(ctx, dir, t, trust, m.cfg.Lock.EnvAllowlist, m.cfg.CallerEnv, m.cfg.CheckTimeout, m.cfg.Plugin)
 			if ctx.Err() != nil {
 				return
 			}

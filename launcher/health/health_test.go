@@ -18,7 +18,11 @@ func checkedTool(t *testing.T, dir, name, okFile string) *manifest.Tool {
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &manifest.Tool{Kind: manifest.KindExec, Path: name, Runtime: manifest.Runtime{Mechanism: "none"},
+	sum, err := manifest.HashFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &manifest.Tool{Kind: manifest.KindExec, Path: name, SHA256: sum, Runtime: manifest.Runtime{Mechanism: "none"},
 		Describe: &protocol.Describe{Protocol: 2, Check: true, Slug: name, Args: []protocol.Arg{}},
 		Probe:    manifest.Probe{Status: manifest.StatusOK}}
 }

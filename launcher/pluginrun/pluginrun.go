@@ -32,6 +32,7 @@ func (r Runner) RunPlugin(ctx context.Context, call launcher.PluginCall) (int, b
 	if opts.Dir == "" {
 		opts.Dir = call.Dir
 	}
+	opts.Exe = call.Exe
 	c, err := opts.Start(ctx, call.Path, call.Spec, call.Env)
 	if err != nil {
 		return 0, false, err

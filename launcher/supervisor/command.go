@@ -101,7 +101,7 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	if lock == nil {
 		return Status{}, fmt.Errorf("running a command: %w: the lock is gone; run `toolbox lock`", ErrCommandsDisabled)
 	}
-	spec, err := runspec.ProcessSpec(filepath.Dir(lockPath), lock.Process)
+	spec, err := runspec.ProcessSpec(filepath.Dir(lockPath), lock.Process, runspec.NewTrust(lockPath, lock, append([]string{s.cfg.StateDir}, s.cfg.Hidden...)...))
 	if err != nil {
 		return Status{}, fmt.Errorf("running a command: %w", err)
 	}

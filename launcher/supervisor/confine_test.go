@@ -31,6 +31,9 @@ func confined(t *testing.T, f *fixture, mech sandbox.Mechanism, net string) (ro,
 	f.Lock.Process = &manifest.ProcessBuiltin{Mechanism: string(mech), Sandbox: &protocol.Sandbox{
 		FS: &protocol.FS{Read: []string{"ro"}, Write: []string{"rw"}}, Net: net, Tmp: "shared",
 	}}
+	if pin := sandbox.Detect().BwrapPin; mech == sandbox.Bwrap && pin != nil {
+		f.Lock.Bwrap = &manifest.Pin{Path: pin.Path, SHA256: pin.SHA256} // what lock pins
+	}
 	return ro, rw
 }
 

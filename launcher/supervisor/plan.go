@@ -62,6 +62,10 @@ type launchPlan struct {
 	// reasons; nil when there are none.
 	redactor *launcher.Redactor
 	runtime  *Runtime // what the handle shows (runtime.go)
+	// open opens the binary and checks it against the lock, before every
+	// launch: the descriptor it returns is what runs (sandbox.Command.Exe).
+	// nil when no locked binary runs (a background command).
+	open func() (*sandbox.Executable, error)
 }
 
 // redact replaces the plan's secrets in s (a reason); a nil plan (a record
@@ -71,6 +75,21 @@ func (pl *launchPlan) redact(s string) string {
 		return s
 	}
 	return pl.redactor.String(s)
+}
+
+// command is cmd with the checked binary to run, and the function that
+// releases it once the child started.
+func (pl *launchPlan) command() (sandbox.Command, func(), error) {
+	cmd := pl.cmd
+	if pl.open == nil {
+		return cmd, func() {}, nil
+	}
+	exe, err := pl.open()
+	if err != nil {
+		return cmd, nil, err
+	}
+	cmd.Exe = exe
+	return cmd, func() { exe.Close() }, nil
 }
 
 // toolPlan is a resolved, verified, prepared tool of the lock.
@@ -92,6 +111,7 @@ type planInput struct {
 	compile   func(json.RawMessage) (EventValidator, error)
 	timing    Timing
 	self      identity // the supervisor's user, for the resolved runtime
+	hidden    []string // directories hidden from the tool (the state dir)
 }
 
 // planTool resolves the name, verifies the lock against the world, checks
@@ -147,9 +167,11 @@ func planTool(in planInput) (*toolPlan, error) {
 	p.redactor = red
 	lockPath, lock := in.lockPath, in.lock
 	p.verify = func() error { return launcher.Verify(lockPath, lock, tool) }
+	p.open = func() (*sandbox.Executable, error) { return launcher.OpenVerified(lockPath, lock, tool) }
 	spec, cmd, err := runspec.Prepare(filepath.Dir(in.lockPath), t, in.lock.EnvAllowlist, runspec.Params{
 		Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env,
 		CallerEnv: in.callerEnv, Session: in.session,
+		Trust: runspec.NewTrust(in.lockPath, in.lock, in.hidden...),
 	})
 	if err != nil {
 		return nil, red.Error(err)

@@ -199,7 +199,11 @@ func (p *proc) launch() (*instance, error) {
 			p.note(longLineNote)
 		}
 	}
-	cmd := pl.cmd
+	cmd, release, err := pl.command()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	in.redOut = pl.redactor.Writer(&outWriter{p: p, in: in, stream: Stdout})
 	in.redErr = pl.redactor.Writer(&outWriter{p: p, in: in, stream: Stderr})
 	var stdout io.Writer = in.redOut

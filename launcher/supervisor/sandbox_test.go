@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/internal/testenv"
+	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
@@ -50,6 +51,9 @@ func TestSetsidGrandchildDoesNotOutliveStopWhenSandboxed(t *testing.T) {
 				describe("escaper", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)},
 					&protocol.Runtime{Sandbox: &protocol.Sandbox{}}))
 			tl.Runtime.Mechanism = string(mech)
+			if pin := support.BwrapPin; mech == sandbox.Bwrap && pin != nil {
+				f.Lock.Bwrap = &manifest.Pin{Path: pin.Path, SHA256: pin.SHA256}
+			}
 			s := f.supervisor(t)
 			h, err := s.Start(ctxT(t), "sess", "escaper", nil, StartOptions{})
 			if err != nil {

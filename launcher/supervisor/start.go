@@ -50,6 +50,7 @@ func (s *Supervisor) Start(ctx context.Context, sessionID, name string, args map
 		lock: lock, lockPath: lockPath, name: name, backends: opts.Backends,
 		values: args, callerEnv: env, session: sessionID,
 		compile: s.cfg.CompileSchema, timing: s.cfg.Timing, self: s.self,
+		hidden: append([]string{s.cfg.StateDir}, s.cfg.Hidden...),
 	})
 	if err != nil {
 		return Handle{}, err

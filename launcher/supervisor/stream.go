@@ -32,6 +32,8 @@ type StreamRequest struct {
 	Args      map[string]any
 	CallerEnv []string
 	Session   string
+	// StateDir is the caller's state directory, hidden from the tool.
+	StateDir string
 	// Timeout bounds the run; 0 means the operator's default for the tool
 	// (the lock's runtime.timeout_seconds), else none (ctx bounds it).
 	Timeout time.Duration
@@ -90,7 +92,7 @@ func RunStream(ctx context.Context, req StreamRequest) (*StreamResult, error) {
 	plan, err := planTool(planInput{
 		lock: req.Lock, lockPath: req.LockPath, name: req.Name, backends: req.Backends,
 		values: req.Args, callerEnv: req.CallerEnv, session: req.Session,
-		compile: req.CompileSchema, timing: cfg.Timing,
+		compile: req.CompileSchema, timing: cfg.Timing, hidden: []string{req.StateDir},
 	})
 	if err != nil {
 		return nil, err
@@ -113,7 +115,11 @@ func RunStream(ctx context.Context, req StreamRequest) (*StreamResult, error) {
 	var lastOut atomic.Int64
 	fr := newFramer(plan.framing, plan.outValidator, nil, nil, emit)
 	errs := NewRing(MaxPageBytes)
-	cmd := plan.cmd
+	cmd, release, err := plan.command()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	// The secrets of the tool's bindings are replaced before the framer,
 	// the stderr ring and req.Stderr see its output.
 	out := plan.redactor.Writer(writerFunc(func(b []byte) {

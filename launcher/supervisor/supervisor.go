@@ -63,6 +63,10 @@ type Config struct {
 	// records in <state dir>/mcp and passes <state dir>/slots, the
 	// daemon's, so both count against one limit.
 	SlotsDir string
+	// Hidden are directories no started tool may reach besides StateDir
+	// (the state directory holding StateDir, when StateDir is a
+	// subdirectory of it): see runspec.NewTrust.
+	Hidden []string
 	// Lock and LockPath are the lock Start runs tools from (SetLock
 	// replaces them). Lock nil refuses every Start, and RunCommand too
 	// (builtin "process" must be declared in the lock).

@@ -22,7 +22,7 @@ var _ probe.PluginCheck = Check
 func Check(ctx context.Context, cmd sandbox.Command, spec *sandbox.Spec, timeout time.Duration) manifest.Probe {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := plugins.Options{StartTimeout: timeout, Dir: cmd.Dir}.Start(ctx, cmd.Path, spec, cmd.Env)
+	c, err := plugins.Options{StartTimeout: timeout, Dir: cmd.Dir, Exe: cmd.Exe}.Start(ctx, cmd.Path, spec, cmd.Env)
 	if err != nil {
 		return manifest.Probe{Status: manifest.StatusFailed, Detail: fmt.Sprintf("starting the plugin for check: %v", err)}
 	}

@@ -35,6 +35,9 @@ func TestProcessRunIsConfined(t *testing.T) {
 	f.Lock.Process = &manifest.ProcessBuiltin{Mechanism: "bwrap", Sandbox: &protocol.Sandbox{
 		FS: &protocol.FS{Write: []string{"work"}}, Net: "none", Tmp: "shared",
 	}}
+	if pin := support.BwrapPin; pin != nil {
+		f.Lock.Bwrap = &manifest.Pin{Path: pin.Path, SHA256: pin.SHA256} // what lock pins
+	}
 	rehash(t, f, "sandbox = \"bwrap\"\nbuiltin \"process\" {\n  sandbox {\n    fs { write = [\"work\"] }\n    net = \"none\"\n  }\n}\n")
 	e := f.start(t, nil)
 

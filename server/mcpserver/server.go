@@ -59,6 +59,9 @@ type Options struct {
 	// Plugins runs plugin tools; nil means pluginrun.Runner{} (the
 	// go-plugin host, linked into toolbox-core with this package).
 	Plugins launcher.PluginRunner
+	// StateDir is toolbox's state directory in use ("" for none): no tool
+	// may reach it (launcher.Request.StateDir).
+	StateDir string
 }
 
 // Server is the MCP server of one locked toolbox. It is safe for

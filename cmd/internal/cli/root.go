@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // Exit codes (DESIGN.md §7).
@@ -80,6 +81,16 @@ type Globals struct {
 	// Delegate hands the whole command line to toolbox-core; nil in
 	// toolbox-core itself.
 	Delegate func() error
+}
+
+// StateDirInUse is the state directory toolbox uses (--state-dir, else
+// the default), "" when there is none: no sandboxed tool may reach it.
+func (g *Globals) StateDirInUse() string {
+	d, err := wire.StateDir(g.StateDir)
+	if err != nil {
+		return ""
+	}
+	return d
 }
 
 // ToolboxFile is -f, else $TOOLBOX_FILE, else ./toolbox.hcl.

@@ -134,7 +134,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	req := launcher.Request{
 		LockPath: lockPath, Lock: l, Name: opts.Name, Backends: backends, Args: args,
-		Timeout: opts.Timeout, CallerEnv: os.Environ(), Session: opts.Session,
+		Timeout: opts.Timeout, CallerEnv: os.Environ(), Session: opts.Session, StateDir: opts.StateDirInUse(),
 		CompileSchema: opts.CompileSchema, Plugins: opts.Plugins, KeepEvents: opts.Keep,
 	}
 	if !opts.JSON {

@@ -153,7 +153,7 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout})
+	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse()})
 	rep := buildProbeReport(res)
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {

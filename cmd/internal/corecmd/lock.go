@@ -90,7 +90,7 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 	for _, n := range cfg.Notes {
 		fmt.Fprintf(opts.IO.Err, "note: %s\n", n)
 	}
-	copts := compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout}
+	copts := compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse()}
 	if cli.IsTerminal(opts.IO.Err) {
 		copts.OnProbe = progress(opts.IO.Err, len(cfg.Tools))
 	}
@@ -219,6 +219,9 @@ func printLockSummary(opts *LockOptions, res *compiler.Result, path string) {
 		} else {
 			fmt.Fprintf(w, "builtin \"process\": background commands run under %s (net %s, tmp %s)\n", pb.Mechanism, pb.Sandbox.Net, pb.Sandbox.Tmp)
 		}
+	}
+	if b := res.Lock.Bwrap; b != nil {
+		fmt.Fprintf(w, "pinned bwrap %s (sha256 %.12s): runs use this file, whatever PATH says\n", b.Path, b.SHA256)
 	}
 	fmt.Fprintf(w, "locked %d tools and %d capabilities in %s\n", len(res.Lock.Tools), len(res.Lock.Capabilities), path)
 }

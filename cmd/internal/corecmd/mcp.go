@@ -121,7 +121,7 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mcpserver.New(mcpserver.Options{
 		LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: env, Backends: backends,
-		Logger: logger, Version: cli.Version(),
+		Logger: logger, Version: cli.Version(), StateDir: mcpStateDir(opts),
 	})
 	if err != nil {
 		closeSupervisor(opts, sup)
@@ -132,7 +132,7 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if opts.Recheck > 0 {
-		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: env, TTL: opts.Recheck, Plugin: pluginprobe.Check})
+		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: env, TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: mcpStateDir(opts)})
 		go m.Run(ctx, func(live *manifest.Lock) {
 			for name, c := range live.Capabilities {
 				if c.Active != l.Capabilities[name].Active {
@@ -176,6 +176,15 @@ func freshLock(toolboxFile string) (string, *manifest.Lock, error) {
 // one that died lost.
 const mcpStateSubdir = "mcp"
 
+// mcpStateDir is the state directory the server uses (its records go to a
+// subdirectory): hidden from every tool.
+func mcpStateDir(opts *MCPOptions) string {
+	if opts.StateDir != "" {
+		return opts.StateDir
+	}
+	return wire.DefaultStateDir()
+}
+
 // newMCPSupervisor creates the supervisor of the session's processes. An
 // explicit --state-dir that cannot be used is an error; the default one
 // (the daemon's, wire.DefaultStateDir) falls back to keeping no records,
@@ -184,6 +193,7 @@ func newMCPSupervisor(opts *MCPOptions, lockPath string, l *manifest.Lock, env [
 	cfg := supervisor.Config{
 		Lock: l, LockPath: lockPath, CallerEnv: env,
 		CompileSchema: compileSupervisorSchema,
+		Hidden:        []string{mcpStateDir(opts)},
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(opts.IO.Err, "toolbox mcp: "+format+"\n", args...)
 		},

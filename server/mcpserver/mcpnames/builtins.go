@@ -57,7 +57,7 @@ const commandRunDescription = `Run a shell command in the background. ` +
 // the sandbox of the lock's builtin "process" (paths resolved against the
 // lock's directory), or unsandboxed.
 func commandConfinement(lockDir string, pb *manifest.ProcessBuiltin) string {
-	spec, err := runspec.ProcessSpec(lockDir, pb)
+	spec, err := runspec.ProcessSpec(lockDir, pb, nil) // to describe it
 	switch {
 	case err != nil:
 		return "It cannot run: " + err.Error() + "."

@@ -1,0 +1,92 @@
+package runspec
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/sandbox"
+)
+
+// Trust is what every run of a lock's tools must keep out of the tools'
+// reach and pin (DESIGN.md §6, decisions D1, D2, D4): it becomes the
+// sandbox.Spec's Protected, Hidden, Bwrap and SharedTmp. Build it with
+// NewTrust at run time; the compiler builds its own at lock time from the
+// toolbox file. Prepare requires one for a tool locked with bwrap or
+// landlock.
+type Trust struct {
+	// LockPath is the lock's absolute path: it names the toolbox's shared
+	// tmp (sandbox.SharedTmpDir).
+	LockPath string
+	// Protected are the host paths a later run trusts (see
+	// sandbox.Spec.Protected).
+	Protected []string
+	// Hidden are the host directories no tool may reach (the state dir in
+	// use).
+	Hidden []string
+	// Bwrap is the lock's pinned bubblewrap; nil when no tool uses it.
+	Bwrap *sandbox.BwrapPin
+}
+
+// NewTrust is the Trust of lock l at lockPath (absolute): protected are
+// the lock, the toolbox file, the envdir root, every locked binary (tools
+// and plugins), the pinned bubblewrap and toolbox's own executables
+// (SelfExecutables); hidden are the hidden directories that are not ""
+// (the state dir the caller uses: its records, logs and socket).
+func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
+	dir := filepath.Dir(lockPath)
+	tr := &Trust{LockPath: lockPath, Protected: []string{lockPath}}
+	defer func() {
+		for _, h := range hidden {
+			if h == "" {
+				continue
+			}
+			if abs, err := filepath.Abs(h); err == nil {
+				tr.Hidden = append(tr.Hidden, abs)
+			}
+		}
+	}()
+	if l == nil {
+		return tr
+	}
+	tr.Protected = append(tr.Protected, resolve(dir, l.File.Path))
+	if l.EnvdirRoot != "" {
+		tr.Protected = append(tr.Protected, resolve(dir, l.EnvdirRoot))
+	}
+	var bins []string
+	for _, t := range l.Tools {
+		if t != nil && t.Path != "" {
+			bins = append(bins, resolve(dir, t.Path))
+		}
+	}
+	slices.Sort(bins)
+	tr.Protected = append(tr.Protected, slices.Compact(bins)...)
+	if l.Bwrap != nil {
+		tr.Bwrap = &sandbox.BwrapPin{Path: l.Bwrap.Path, SHA256: l.Bwrap.SHA256}
+		tr.Protected = append(tr.Protected, l.Bwrap.Path)
+	}
+	tr.Protected = append(tr.Protected, SelfExecutables()...)
+	return tr
+}
+
+// selfNames are toolbox's executables: the landlock helper re-executes
+// the running one, and toolbox hands commands to toolbox-core beside it.
+var selfNames = []string{"toolbox", "toolbox-core"}
+
+// SelfExecutables are the running binary (os.Executable) and the toolbox
+// binaries beside it, those that exist: no tool may replace them.
+func SelfExecutables() []string {
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	out := []string{self}
+	for _, n := range selfNames {
+		p := filepath.Join(filepath.Dir(self), n)
+		if _, err := os.Stat(p); err == nil && p != self {
+			out = append(out, p)
+		}
+	}
+	return out
+}

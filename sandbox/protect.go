@@ -1,0 +1,201 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// guarded is a protected or hidden path, resolved on the host.
+type guarded struct {
+	path string
+	dir  bool
+	hide bool // Spec.Hidden: out of reach, not only read-only
+}
+
+// selfExecutable is toolbox's own binary, which the landlock helper
+// re-executes: always protected.
+var selfExecutable = sync.OnceValue(func() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+})
+
+// guardedPaths resolves Protected (plus toolbox's own executable) and
+// Hidden; paths that do not exist are skipped. A path in both is hidden.
+func (s *Spec) guardedPaths() []guarded {
+	seen := map[string]int{}
+	var out []guarded
+	add := func(p string, hide bool) {
+		if !filepath.IsAbs(p) {
+			return
+		}
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return
+		}
+		st, err := os.Stat(r)
+		if err != nil {
+			return
+		}
+		if i, ok := seen[r]; ok {
+			out[i].hide = out[i].hide || hide
+			return
+		}
+		seen[r] = len(out)
+		out = append(out, guarded{path: r, dir: st.IsDir(), hide: hide})
+	}
+	for _, p := range s.Hidden {
+		add(p, true)
+	}
+	for _, p := range s.Protected {
+		add(p, false)
+	}
+	if self := selfExecutable(); self != "" {
+		add(self, false)
+	}
+	return out
+}
+
+const (
+	fixProtected = "declare narrower writable paths that leave out the toolbox file, the lock, the envdir root and every locked binary (or their directories)"
+	fixHidden    = "declare paths that leave out toolbox's state directory"
+)
+
+// guardRefusal refuses what no mechanism can make safe, and under landlock
+// what it cannot mask: a writable grant (or any grant of a hidden path)
+// that is or lies inside a guarded path; under landlock also one that
+// covers a guarded path. The refusal names the grant's field, the grant
+// and the guarded path.
+func guardRefusal(m Mechanism, gs []grant, gp []guarded) error {
+	why := func(p guarded) (what, fix string) {
+		if p.hide {
+			return "it is toolbox's state directory, which no tool may reach", fixHidden
+		}
+		return "a later run trusts it", fixProtected
+	}
+	for _, g := range gs {
+		for _, p := range gp {
+			if (g.write || p.hide) && within(g.src, p.path) {
+				what, fix := why(p)
+				return refuse(g.field, m, fix, "path %q (%s) lies inside %q: %s", g.dest, g.src, p.path, what)
+			}
+		}
+	}
+	if m != Landlock {
+		return nil
+	}
+	for _, g := range gs {
+		for _, p := range gp {
+			if (g.write || p.hide) && within(p.path, g.src) {
+				what, fix := why(p)
+				kind := "writable path"
+				if !g.write {
+					kind = "path"
+				}
+				return refuse(g.field, m, fix+`, or use sandbox = "bwrap", which masks such paths`,
+					"%s %q (%s) covers %q: %s, and landlock cannot mask it", kind, g.dest, g.src, p.path, what)
+			}
+		}
+	}
+	return nil
+}
+
+// mask is one extra bwrap mount that keeps a guarded path out of reach.
+type mask struct {
+	inside string // where the tool would see the path
+	src    string // the host path
+	kind   maskKind
+}
+
+type maskKind int
+
+const (
+	maskPin    maskKind = iota // bind a directory onto itself, writable: it becomes a mount point, which cannot be renamed or removed
+	maskRO                     // bind read-only on top: writes fail with EROFS; rename, unlink and link with EBUSY or EXDEV
+	maskHidden                 // an empty read-only tmpfs on top
+)
+
+// bwrapMasks lists, in mount order, the mounts that protect every guarded
+// path the tool could otherwise change (or, for hidden ones, reach)
+// through a grant: guarded paths re-bound read-only (hidden ones covered
+// by an empty read-only tmpfs) where the tool sees them, after the
+// directories between the writable grant and the path are pinned as
+// mount points so that the tool cannot rename a parent away and put a
+// forged copy in its place. mounts are the grants and system entries as
+// bwrap mounts them, to find which mount the tool sees at a path.
+func bwrapMasks(gs []grant, sys []sysEntry, gp []guarded) []mask {
+	var pins, masks []mask
+	seen := map[string]bool{}
+	for _, p := range gp {
+		for i, g := range gs {
+			if !(g.write || p.hide) || p.path == g.src || !within(p.path, g.src) {
+				continue
+			}
+			rel, _ := filepath.Rel(g.src, p.path)
+			inside := filepath.Join(g.dest, rel)
+			if visibleMount(inside, gs, sys) != i {
+				continue // a deeper mount shows something else there
+			}
+			kind := maskRO
+			if p.hide {
+				kind = maskHidden
+			}
+			if !seen[inside] {
+				seen[inside] = true
+				masks = append(masks, mask{inside: inside, src: p.path, kind: kind})
+			}
+			if !g.write {
+				continue
+			}
+			for d := filepath.Dir(inside); d != g.dest && within(d, g.dest); d = filepath.Dir(d) {
+				if !seen[d] {
+					seen[d] = true
+					r, _ := filepath.Rel(g.dest, d)
+					pins = append(pins, mask{inside: d, src: filepath.Join(g.src, r), kind: maskPin})
+				}
+			}
+		}
+	}
+	byDepth := func(a, b mask) int {
+		if da, db := strings.Count(a.inside, "/"), strings.Count(b.inside, "/"); da != db {
+			return da - db
+		}
+		return strings.Compare(a.inside, b.inside)
+	}
+	slices.SortFunc(pins, byDepth)
+	slices.SortFunc(masks, byDepth)
+	// A path inside one already masked read-only or hidden needs nothing.
+	var kept []mask
+	for _, m := range masks {
+		if !slices.ContainsFunc(kept, func(k mask) bool { return k.inside != m.inside && within(m.inside, k.inside) }) {
+			kept = append(kept, m)
+		}
+	}
+	return append(pins, kept...)
+}
+
+// visibleMount is the index of the grant whose mount the tool sees at
+// inside (the deepest grant destination above it), or -1 when a system
+// entry or nothing is there.
+func visibleMount(inside string, gs []grant, sys []sysEntry) int {
+	best, depth := -1, -1
+	for i, g := range gs {
+		if within(inside, g.dest) && len(g.dest) > depth {
+			best, depth = i, len(g.dest)
+		}
+	}
+	for _, e := range sys {
+		if e.link == "" && within(inside, e.path) && len(e.path) > depth {
+			return -1
+		}
+	}
+	return best
+}

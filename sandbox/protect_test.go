@@ -1,0 +1,173 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// toolboxTree is a toolbox directory the tool may write (a write grant
+// over the whole repository, say), holding what a later run trusts.
+type toolboxTree struct {
+	tree
+	Lock, File, Bin, State string
+}
+
+func newToolboxTree(t *testing.T) toolboxTree {
+	t.Helper()
+	tb := toolboxTree{tree: newTree(t)}
+	tb.Lock = tb.Work + "/toolbox.lock.json"
+	tb.File = tb.Work + "/toolbox.hcl"
+	tb.Bin = tb.Work + "/tools/deep/tool"
+	tb.State = tb.Work + "/state"
+	must(t, os.MkdirAll(filepath.Dir(tb.Bin), 0o777))
+	must(t, os.WriteFile(tb.Lock, []byte(`{"locked": true}`+"\n"), 0o644))
+	must(t, os.WriteFile(tb.File, []byte("sandbox = \"auto\"\n"), 0o644))
+	must(t, os.WriteFile(tb.Bin, []byte("#!/bin/sh\necho real\n"), 0o755))
+	must(t, os.Mkdir(tb.State, 0o700))
+	must(t, os.WriteFile(tb.State+"/record.json", []byte("record\n"), 0o600))
+	return tb
+}
+
+func (tb toolboxTree) guardedSpec(m Mechanism) *Spec {
+	s := pin(tb.spec(m))
+	s.Protected = []string{tb.Lock, tb.File, tb.Bin}
+	s.Hidden = []string{tb.State}
+	return s
+}
+
+// Issue 10 #2: a bwrap tool whose write grant covers the toolbox directory
+// rewrote the lock (mechanism none, run_as dropped), so the next run was
+// unconfined root. Now every protected path is mounted read-only on top
+// of the grant: writing, truncating, renaming over, deleting and hard
+// linking it fail, and so does renaming a parent directory away to put a
+// forged copy in its place; the state directory is hidden. Twin: the tool
+// still writes everything else in its grant.
+func TestProtectedPathsMaskedByBwrap(t *testing.T) {
+	requireMechanism(t, Bwrap)
+	tb := newToolboxTree(t)
+	attacks := map[string]string{
+		"write":        `echo '{"forged": true}' > "$WORK/toolbox.lock.json"`,
+		"append":       `echo x >> "$WORK/toolbox.hcl"`,
+		"truncate":     `: > "$WORK/toolbox.lock.json"`,
+		"rename over":  `echo forged > "$WORK/forged" && mv -f "$WORK/forged" "$WORK/toolbox.lock.json"`,
+		"delete":       `rm -f "$WORK/toolbox.lock.json"`,
+		"hard link":    `ln "$WORK/toolbox.lock.json" "$WORK/lock-link" && echo linked`,
+		"chmod":        `chmod 666 "$WORK/toolbox.lock.json"`,
+		"binary":       `printf '#!/bin/sh\necho evil\n' > "$WORK/tools/deep/tool"`,
+		"move parent":  `mv "$WORK/tools" "$WORK/tools-old" && mkdir -p "$WORK/tools/deep" && printf '#!/bin/sh\necho evil\n' > "$WORK/tools/deep/tool"`,
+		"move dir":     `mv "$WORK/tools/deep" "$WORK/tools/deep-old"`,
+		"read state":   `cat "$WORK/state/record.json"`,
+		"write state":  `echo x > "$WORK/state/new"`,
+		"rename state": `mv "$WORK/state" "$WORK/state-old"`,
+	}
+	for name, script := range attacks {
+		t.Run(name, func(t *testing.T) {
+			r := runSh(t, tb.guardedSpec(Bwrap), script, tb.env()...)
+			if r.code == 0 {
+				t.Errorf("the attack succeeded (stdout %q)", r.stdout)
+			}
+		})
+	}
+	check := func(path, want string) {
+		t.Helper()
+		if b, err := os.ReadFile(path); err != nil || string(b) != want {
+			t.Errorf("%s is now %q (%v), want %q", path, b, err, want)
+		}
+	}
+	check(tb.Lock, `{"locked": true}`+"\n")
+	check(tb.File, "sandbox = \"auto\"\n")
+	check(tb.Bin, "#!/bin/sh\necho real\n")
+	check(tb.State+"/record.json", "record\n")
+	for _, p := range []string{"lock-link", "tools-old", "state-old", "tools/deep-old"} {
+		if _, err := os.Lstat(filepath.Join(tb.Work, p)); err == nil {
+			t.Errorf("%s exists", p)
+		}
+	}
+	// The twin: ordinary work in the same grant, next to protected files.
+	r := runSh(t, tb.guardedSpec(Bwrap), `echo a > "$WORK/new" && echo b > "$WORK/tools/deep/other" && mkdir "$WORK/tools/d2" && cat "$WORK/toolbox.lock.json" && rm "$WORK/new" && echo ok`, tb.env()...)
+	if r.code != 0 || !strings.HasSuffix(r.stdout, "ok\n") || !strings.Contains(r.stdout, "locked") {
+		t.Fatalf("work in the grant: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// And without protection the same attack works: the test can see it.
+	open := pin(tb.spec(Bwrap))
+	r = runSh(t, open, `echo forged > "$WORK/toolbox.hcl"`, tb.env()...)
+	if r.code != 0 {
+		t.Fatalf("unprotected write: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// Landlock cannot mask: a writable grant covering a protected path is
+// refused at start, naming the grant and the file; so is any grant that
+// covers the hidden state directory. Twin: a grant beside them works.
+func TestProtectedPathsRefusedByLandlock(t *testing.T) {
+	requireMechanism(t, Landlock)
+	tb := newToolboxTree(t)
+	spec := tb.guardedSpec(Landlock)
+	spec.Hidden = nil
+	_, err := Start(spec, Command{Path: "/bin/true"})
+	r := wantRefusal(t, err, FieldWrite)
+	if !strings.Contains(r.Reason, tb.Work) || !strings.Contains(r.Reason, "cannot mask") {
+		t.Fatalf("reason %q does not name the grant and the file", r.Reason)
+	}
+	spec = tb.guardedSpec(Landlock)
+	spec.Protected = nil
+	spec.Write, spec.Read = nil, []string{tb.Work}
+	_, err = Start(spec, Command{Path: "/bin/true"})
+	if r := wantRefusal(t, err, FieldRead); !strings.Contains(r.Reason, tb.State) {
+		t.Fatalf("reason %q does not name the state dir", r.Reason)
+	}
+	// A grant beside them.
+	must(t, os.Mkdir(tb.Base+"/scratch", 0o777))
+	spec = tb.guardedSpec(Landlock)
+	spec.Write = []string{tb.Base + "/scratch"}
+	res := runSh(t, spec, `echo x > "$S/f" && cat "$S/f"`, "S="+tb.Base+"/scratch")
+	if res.code != 0 || res.stdout != "x\n" {
+		t.Fatalf("grant beside: exit %d, %q, %q", res.code, res.stdout, res.stderr)
+	}
+	if err := spec.Check(); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if err := tb.guardedSpec(Landlock).Check(); err == nil {
+		t.Fatal("Check accepted a grant over the lock")
+	}
+}
+
+// Under both mechanisms a writable grant that is, or lies inside, a
+// protected path is refused: nothing could mask it.
+func TestWriteGrantInsideProtectedIsRefused(t *testing.T) {
+	for _, m := range sandboxed {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			tb := newToolboxTree(t)
+			spec := tb.guardedSpec(m)
+			spec.Protected = append(spec.Protected, tb.Work+"/tools")
+			spec.Write = []string{tb.Work + "/tools/deep"}
+			_, err := Start(spec, Command{Path: "/bin/true"})
+			if r := wantRefusal(t, err, FieldWrite); !strings.Contains(r.Reason, "lies inside") {
+				t.Fatalf("reason %q", r.Reason)
+			}
+			spec = tb.guardedSpec(m)
+			spec.Write = []string{tb.Lock}
+			_, err = Start(spec, Command{Path: "/bin/true"})
+			wantRefusal(t, err, FieldWrite)
+		})
+	}
+}
+
+// toolbox's own executable (the landlock helper re-executes it) is always
+// protected, even when the caller lists nothing.
+func TestOwnExecutableAlwaysProtected(t *testing.T) {
+	self := selfExecutable()
+	if self == "" {
+		t.Skip("no executable path")
+	}
+	spec := &Spec{Mechanism: Landlock, Write: []string{filepath.Dir(self)}}
+	gs, err := spec.grants(nil)
+	must(t, err)
+	defer closeGrants(gs)
+	if err := guardRefusal(Landlock, gs, spec.guardedPaths()); err == nil || !strings.Contains(err.Error(), self) {
+		t.Fatalf("a grant over toolbox's executable: %v", err)
+	}
+}
