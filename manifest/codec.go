@@ -53,6 +53,12 @@ func Marshal(l *Lock) ([]byte, error) {
 // *InvalidError. Every command's tool comes back whole, filled from its
 // binary's entry, with one Describe shared by the binary's commands.
 func Unmarshal(data []byte) (*Lock, error) {
+	return unmarshal(data, false)
+}
+
+// unmarshal is Unmarshal; partial says data holds only some of a lock's
+// tools (ReadCall), so a pinned bwrap none of them uses is no problem.
+func unmarshal(data []byte, partial bool) (*Lock, error) {
 	l := new(Lock)
 	w := &wireLock{Lock: l}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -76,7 +82,7 @@ func Unmarshal(data []byte) (*Lock, error) {
 		return nil, &VersionError{Version: l.Version}
 	}
 	problems := fromWire(w)
-	if err := l.Validate(); err != nil {
+	if err := l.validate(partial); err != nil {
 		var ie *InvalidError
 		if !errors.As(err, &ie) {
 			return nil, err

@@ -30,9 +30,11 @@ var choosable = map[string][]string{
 //     declares run_as.
 //   - every declared sandbox path has its lock-time resolution in
 //     runtime.paths, and runtime.paths holds nothing else.
-//   - bwrap is pinned exactly when a tool is locked with it.
+//   - bwrap is pinned exactly when a tool or the builtin "process" is
+//     locked with it.
 func (v *validator) confinement(l *Lock) {
-	usesBwrap := false
+	// Background commands run under the pinned bwrap too.
+	usesBwrap := l.Process != nil && l.Process.Mechanism == "bwrap"
 	for _, name := range sortedKeys(l.Tools) {
 		t := l.Tools[name]
 		if t == nil {
@@ -45,9 +47,9 @@ func (v *validator) confinement(l *Lock) {
 	}
 	switch p := l.Bwrap; {
 	case p == nil && usesBwrap:
-		v.addf("bwrap is missing: a tool is locked with mechanism \"bwrap\", so the lock must pin the bubblewrap it runs")
-	case p != nil && !usesBwrap:
-		v.addf("bwrap is pinned but no tool is locked with mechanism \"bwrap\"")
+		v.addf("bwrap is missing: a tool or the builtin \"process\" is locked with mechanism \"bwrap\", so the lock must pin the bubblewrap it runs")
+	case p != nil && !usesBwrap && !v.partial:
+		v.addf("bwrap is pinned but neither a tool nor the builtin \"process\" is locked with mechanism \"bwrap\"")
 	case p != nil:
 		if !path.IsAbs(p.Path) || path.Clean(p.Path) != p.Path {
 			v.addf("bwrap.path is %q, want an absolute, clean path", p.Path)

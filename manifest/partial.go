@@ -30,7 +30,7 @@ func ReadCall(path string, match func(name string) bool, extra []string) (*Lock,
 	if !ok {
 		part = data // not an object of objects: Unmarshal says what is wrong
 	}
-	l, err := Unmarshal(part)
+	l, err := unmarshal(part, ok)
 	if err != nil {
 		return nil, fmt.Errorf("reading lock %q: %w", path, err)
 	}

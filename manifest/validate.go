@@ -49,8 +49,10 @@ var (
 // mechanism "none", a mechanism the sandbox setting could not choose,
 // run_as dropped, bwrap not pinned). It returns nil or an *InvalidError
 // listing every problem. It does not touch the file system.
-func (l *Lock) Validate() error {
-	var v validator
+func (l *Lock) Validate() error { return l.validate(false) }
+
+func (l *Lock) validate(partial bool) error {
+	v := validator{partial: partial}
 	if l.Version != FormatVersion {
 		v.addf("version is %d, want %d", l.Version, FormatVersion)
 	}
@@ -88,6 +90,8 @@ func (l *Lock) Validate() error {
 
 type validator struct {
 	problems []string
+	// partial: the lock holds only some of its tools (ReadCall).
+	partial bool
 	// commands caches the command names of each describe document: the
 	// commands of one binary share it, and looking each up in a list cost
 	// the square of their number.

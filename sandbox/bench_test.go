@@ -43,6 +43,7 @@ var benchLimits = Limits{Memory: 4 << 30, FileSize: 256 << 20, OpenFiles: 4096, 
 func BenchmarkStartLimitsNone(b *testing.B)     { benchStart(b, None, benchLimits) }
 func BenchmarkStartLimitsLandlock(b *testing.B) { benchStart(b, Landlock, benchLimits) }
 func BenchmarkStartLimitsBwrap(b *testing.B)    { benchStart(b, Bwrap, benchLimits) }
+
 // benchStartTrusted is benchStart as a run of a locked tool starts: with
 // the toolbox's shared tmp, a dozen protected paths, and the binary
 // opened and hashed once per start and executed from its descriptor.
