@@ -167,19 +167,29 @@ func (e *Executable) sameFile(path string) error {
 	return nil
 }
 
-// minExecFD is the lowest descriptor number execFD hands out. Between fork
-// and exec, Go's syscall.forkExec moves the child's descriptors to at most
-// 2×len(files)+1; a descriptor above that survives untouched until exec.
-const minExecFD = 100
+// execFDBand is where execFD places its duplicates: far above the
+// descriptors a process commonly holds. Between fork and exec Go's
+// syscall.forkExec moves its error pipe (and any file whose number is
+// below its target) to max(the files' numbers)+1 and up; a duplicate
+// placed just above the files (as the lowest free descriptor often is in
+// a busy process) was clobbered by that pipe, and the child then executed
+// the pipe (EACCES), 1 start in a few hundred under parallel probes.
+const execFDBand = 8192
 
-// execFD returns a close-on-exec duplicate of f placed above every
-// descriptor number a child with nFiles inherited files may use, and the
-// /proc/self/fd path that executes it. The kernel opens the file by that
-// path before it closes close-on-exec descriptors, so an ELF binary runs
-// from the checked descriptor and its new image inherits nothing (a script
-// cannot: its interpreter would find the descriptor closed).
+// execFD returns a close-on-exec duplicate of f, placed in the band above
+// execFDBand (below RLIMIT_NOFILE, and above every descriptor a child with
+// nFiles inherited files may be given), and the /proc/self/fd path that
+// executes it. The kernel opens the file by that path before it closes
+// close-on-exec descriptors, so an ELF binary runs from the checked
+// descriptor and its new image inherits nothing (a script cannot: its
+// interpreter would find the descriptor closed).
 func execFD(f *os.File, nFiles int) (*os.File, string, error) {
-	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, max(minExecFD, 2*nFiles+8))
+	least := execFDBand
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur < uint64(least)+64 {
+		least = max(int(lim.Cur)/2, 2*nFiles+8) // a low limit: the upper half of it
+	}
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, least)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: duplicating %q: %w", ErrStartFailed, f.Name(), err)
 	}
