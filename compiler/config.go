@@ -73,6 +73,11 @@ type ToolDecl struct {
 	OmitSend bool
 	// SendRange locates the send attribute when it is set.
 	SendRange hcl.Range
+	// Concurrency is a plugin block's `concurrency` (0 = unset): how many
+	// calls one warm process serves at once; see resolveConcurrency.
+	Concurrency int
+	// ConcurrencyRange locates it when it is set.
+	ConcurrencyRange hcl.Range
 }
 
 // BindDecl is one `bind "arg" { value = ... | env = "VAR", secret = bool }`.
@@ -246,7 +251,11 @@ func (l *loader) claim(name string, r hcl.Range, block string) bool {
 }
 
 func (l *loader) tool(b *hcl.Block, block string) {
-	c, hd := b.Body.Content(toolSchema)
+	schema := toolSchema
+	if b.Type == "plugin" {
+		schema = pluginSchema
+	}
+	c, hd := b.Body.Content(schema)
 	l.diags = append(l.diags, fromHCL(hd, block)...)
 	if hd.HasErrors() {
 		return
@@ -271,6 +280,9 @@ func (l *loader) tool(b *hcl.Block, block string) {
 		return
 	}
 	if !l.send(t, b, c.Attributes["send"], block) {
+		return
+	}
+	if !l.concurrency(t, c.Attributes["concurrency"], block) {
 		return
 	}
 	if l.executable(t.Path, c.Attributes["path"].Expr.Range(), block) {
