@@ -218,10 +218,17 @@ func writeResult(w io.Writer, r *Result) error {
 // prepare the runtime and execute it.
 func runTool(ctx context.Context, req Request, toolName, backend string) (*Result, error) {
 	var err error
-	if err := Verify(req.LockPath, req.Lock, toolName); err != nil {
+	t := req.Lock.Tools[toolName]
+	if t != nil && t.Kind == manifest.KindPlugin && verifiesAtStart(req.Plugins) {
+		// The runner hashes the binary when it starts a process, and
+		// reuses verified processes.
+		err = verifyLock(req.LockPath, req.Lock, toolName)
+	} else {
+		err = Verify(req.LockPath, req.Lock, toolName)
+	}
+	if err != nil {
 		return nil, err
 	}
-	t := req.Lock.Tools[toolName]
 	if err := runnable(toolName, t, req.Plugins); err != nil {
 		return nil, err
 	}
@@ -293,8 +300,11 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	}
 	var res *Result
 	if t.Kind == manifest.KindPlugin {
+		lockPath, lock := req.LockPath, req.Lock
 		res, err = executePlugin(ctx, req.Plugins, PluginCall{
-			Path: cmd.Path, Spec: spec, Env: cmd.Env, Dir: cmd.Dir, Command: t.Command, Args: values,
+			Tool: toolName, Path: cmd.Path, Spec: spec, Env: cmd.Env, Dir: cmd.Dir, Command: t.Command, Args: values,
+			Verify:      func() error { return VerifyBinary(lockPath, lock, toolName) },
+			Concurrency: t.Runtime.Concurrency,
 		}, o)
 	} else {
 		res, err = execute(ctx, spec, cmd, o)
