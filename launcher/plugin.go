@@ -33,6 +33,8 @@ type PluginCall struct {
 	// Concurrency is the locked bound on calls one process of the plugin
 	// serves at once (runtime.concurrency of the lock; 0 means 1).
 	Concurrency int
+	// SHA256 is the binary's locked hash (what Verify checks it against).
+	SHA256 string
 }
 
 // PluginRunner runs plugin tools. RunPlugin starts the plugin under

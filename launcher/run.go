@@ -304,7 +304,7 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 		res, err = executePlugin(ctx, req.Plugins, PluginCall{
 			Tool: toolName, Path: cmd.Path, Spec: spec, Env: cmd.Env, Dir: cmd.Dir, Command: t.Command, Args: values,
 			Verify:      func() error { return VerifyBinary(lockPath, lock, toolName) },
-			Concurrency: t.Runtime.Concurrency,
+			Concurrency: t.Runtime.Concurrency, SHA256: t.SHA256,
 		}, o)
 	} else {
 		res, err = execute(ctx, spec, cmd, o)

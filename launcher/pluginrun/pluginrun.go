@@ -2,6 +2,10 @@
 // launcher.PluginRunner with the go-plugin host of package plugins. It is a
 // package of its own so that the launcher does not link gRPC: only the
 // binaries that run plugins (toolbox-core, the servers) import it.
+//
+// Runner starts a plugin for each call and stops it after (`toolbox run`,
+// cold). Warm keeps one process per session and tool in a pool and serves
+// every call of the session with it (`toolbox mcp`, `serve`; DESIGN.md §5).
 package pluginrun
 
 import (
@@ -44,6 +48,18 @@ func (r Runner) RunPlugin(ctx context.Context, call launcher.PluginCall) (int, b
 			_, _ = io.WriteString(call.Stderr, c.Stderr())
 		}
 	}()
+	code, _, err := runCall(ctx, c, call)
+	return code, true, err
+}
+
+// runCall makes one call of a started plugin and turns its outcome into an
+// exit code: output to call.Stdout (events one JSON line each), the tool's
+// error message to call.Stderr. The error is ctx's when it ended, why the
+// call failed, or why writing the output failed. broken says the process
+// may not serve another call: ctx ended (the plugin may still be busy with
+// this one) or the call itself failed (the plugin died, broke the
+// protocol).
+func runCall(ctx context.Context, c *plugins.Client, call launcher.PluginCall) (code int, broken bool, err error) {
 	var werr error
 	res, err := c.RunCommand(ctx, call.Command, call.Args, func(o plugins.Output) {
 		if werr != nil || call.Stdout == nil {
@@ -61,13 +77,13 @@ func (r Runner) RunPlugin(ctx context.Context, call launcher.PluginCall) (int, b
 		return 0, true, fmt.Errorf("running plugin %s: %w", call.Path, err)
 	}
 	if werr != nil {
-		return res.ExitCode, true, werr
+		return res.ExitCode, false, werr
 	}
 	if res.Error != "" && res.ExitCode == 0 {
-		return 1, true, fmt.Errorf("plugin %s: %s", call.Path, res.Error)
+		return 1, false, fmt.Errorf("plugin %s: %s", call.Path, res.Error)
 	}
 	if res.Error != "" && call.Stderr != nil {
 		_, _ = fmt.Fprintln(call.Stderr, res.Error)
 	}
-	return res.ExitCode, true, nil
+	return res.ExitCode, false, nil
 }

@@ -111,7 +111,7 @@ func (p *Pool[T]) NewOwner(id string) (*Owner[T], error) {
 		return nil, ErrClosed
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	o := &Owner[T]{pool: p, id: id, ctx: ctx, cancel: cancel, entries: map[string]*entry[T]{}, live: map[*proc[T]]struct{}{}}
+	o := &Owner[T]{pool: p, id: id, ctx: ctx, cancel: cancel, entries: map[string]*entry[T]{}, live: map[*proc[T]]struct{}{}, open: map[*proc[T]]struct{}{}}
 	p.owners[o] = struct{}{}
 	return o, nil
 }
@@ -160,6 +160,7 @@ type Owner[T Instance] struct {
 	closed  bool
 	entries map[string]*entry[T]
 	live    map[*proc[T]]struct{} // every process not yet ended, retired ones included
+	open    map[*proc[T]]struct{} // every process not yet closed (Instance.Close)
 }
 
 // entry is the state of one tool's process.
@@ -188,7 +189,8 @@ type proc[T Instance] struct {
 	limit    int
 	inflight int
 	retired  bool // no new leases; closed when inflight reaches 0
-	closing  bool // we asked it to stop: its end is no failure
+	closing  bool // Close was called: its end is no failure
+	ended    bool // its end was recorded
 	begun    time.Time
 }
 
@@ -253,6 +255,9 @@ func (o *Owner[T]) Acquire(ctx context.Context, tool string, spec Spec[T]) (*Lea
 			err := e.lastErr
 			o.mu.Unlock()
 			return nil, err
+		case p != nil && p.isDone():
+			o.ended(e, p) // before its watcher: never lease a dead process
+			continue
 		case p != nil && p.config != spec.Config:
 			o.retire(e, p)
 			continue
@@ -343,6 +348,7 @@ func (o *Owner[T]) start(e *entry[T]) {
 		}
 		p := &proc[T]{inst: inst, config: spec.Config, limit: spec.Limit, begun: time.Now()}
 		o.live[p] = struct{}{}
+		o.open[p] = struct{}{}
 		o.wg.Go(func() { o.watch(e, p) })
 		if o.closed {
 			o.closeProc(p)
@@ -352,24 +358,43 @@ func (o *Owner[T]) start(e *entry[T]) {
 	})
 }
 
-// watch waits for p to end, closes it and, when it ended by itself while in
-// service, schedules its restart after the back-off.
+// watch waits for p to end and, when it ended by itself while in service,
+// schedules its restart after the back-off. The ended process is closed
+// (releasing what its client holds) once its leases end, so that the calls
+// it failed can still say how it ended.
 func (o *Owner[T]) watch(e *entry[T], p *proc[T]) {
 	<-p.inst.Done()
 	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended(e, p)
+}
+
+// ended records that p has ended (once): a failure when it was in service
+// and nobody asked it to stop. o.mu is held.
+func (o *Owner[T]) ended(e *entry[T], p *proc[T]) {
+	if p.ended {
+		return
+	}
+	p.ended = true
 	delete(o.live, p)
-	closing := p.closing
-	p.closing = true // from now on nobody else closes it
 	if e.cur == p {
 		e.cur = nil
-		if !closing && !o.closed {
+		if !p.closing && !o.closed {
 			o.failed(e, p)
 		}
 	}
+	p.retired = true
+	o.closeIfIdle(p)
 	e.broadcast()
-	o.mu.Unlock()
-	if !closing {
-		_ = p.inst.Close() // release what the ended process held
+}
+
+// isDone reports whether p's process has ended, without waiting.
+func (p *proc[T]) isDone() bool {
+	select {
+	case <-p.inst.Done():
+		return true
+	default:
+		return false
 	}
 }
 
@@ -418,6 +443,7 @@ func (o *Owner[T]) closeProc(p *proc[T]) {
 		return
 	}
 	p.closing = true
+	delete(o.open, p)
 	o.wg.Go(func() { _ = p.inst.Close() })
 }
 
@@ -438,7 +464,7 @@ func (o *Owner[T]) Close() {
 			e.cur = nil
 			e.broadcast()
 		}
-		for p := range o.live {
+		for p := range o.open {
 			o.closeProc(p)
 		}
 	}
