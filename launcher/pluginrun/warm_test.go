@@ -6,13 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,86 +16,21 @@ import (
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
 	"github.com/toolbox-dev/toolbox/internal/testenv"
+	"github.com/toolbox-dev/toolbox/internal/testplugin"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
 	"github.com/toolbox-dev/toolbox/launcher/warm"
-	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/plugins"
-	"github.com/toolbox-dev/toolbox/plugins/sdk"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
-// modeEnv makes the test binary the plugin below (or, with "sleep", a
-// grandchild that sleeps).
-const modeEnv = "TOOLBOX_PLUGINRUN_TEST_MODE"
-
 func TestMain(m *testing.M) {
 	sandbox.Init() // the landlock helper re-executes this binary
-	switch os.Getenv(modeEnv) {
-	case "plugin":
-		sdk.Serve(probeTool{})
-		os.Exit(0)
-	case "sleep":
-		time.Sleep(time.Hour)
-		os.Exit(0)
-	}
+	testplugin.Main()
 	code := m.Run()
 	plugin.CleanupClients()
 	os.Exit(code)
-}
-
-// probeTool answers one action per call: its pid, a crash, a slow call that
-// reports the most calls it saw at once, a grandchild's pid, or a call that
-// blocks until cancelled.
-type probeTool struct{}
-
-var inflight, peak atomic.Int32
-
-func (probeTool) Describe() protocol.Describe {
-	return protocol.Describe{
-		Protocol: 2, Slug: "probe", Description: "a plugin for the warm tests",
-		Args:    []protocol.Arg{{Name: "action", Description: "what to do", Type: "string", BackingType: "string", Arity: protocol.AritySingle, Mode: protocol.ModePositional}},
-		Process: &protocol.Process{Output: &protocol.Output{Framing: protocol.FramingChunks}},
-		Runtime: &protocol.Runtime{Concurrency: 8, Environment: map[string]string{modeEnv: "plugin"}},
-	}
-}
-
-func (probeTool) Check(context.Context) protocol.CheckResult { return protocol.CheckResult{OK: true} }
-
-func (probeTool) Run(ctx context.Context, args sdk.Args, out sdk.Emitter) (int, error) {
-	pid := os.Getpid()
-	switch args.String("action") {
-	case "pid":
-		_, err := fmt.Fprint(out, pid)
-		return 0, err
-	case "crash":
-		os.Exit(3)
-	case "slow":
-		n := inflight.Add(1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
-		time.Sleep(150 * time.Millisecond)
-		inflight.Add(-1)
-		_, err := fmt.Fprintf(out, "%d %d", pid, peak.Load())
-		return 0, err
-	case "spawn":
-		exe, err := os.Executable()
-		if err != nil {
-			return 1, err
-		}
-		cmd := exec.Command(exe)
-		cmd.Env = []string{modeEnv + "=sleep"}
-		if err := cmd.Start(); err != nil {
-			return 1, err
-		}
-		_, err = fmt.Fprintf(out, "%d %d", pid, cmd.Process.Pid)
-		return 0, err
-	case "block":
-		<-ctx.Done()
-		return 1, ctx.Err()
-	}
-	return 2, fmt.Errorf("unknown action %q", args.String("action"))
 }
 
 // fixture is a lock holding one plugin tool, "probe": a copy of this test
@@ -115,14 +46,7 @@ type fixture struct {
 func newFixture(t *testing.T, opts warm.Options, concurrency int) *fixture {
 	t.Helper()
 	f := &fixture{Fixture: locktest.New(t, "sandbox = \"none\"\n")}
-	f.bin = filepath.Join(f.Dir, "plugins", "probe")
-	copyFile(t, os.Args[0], f.bin)
-	f.Lock.Tools["probe"] = &manifest.Tool{
-		Kind: manifest.KindPlugin, Path: "plugins/probe", SHA256: locktest.SHA256File(t, f.bin),
-		Platform: runtime.GOOS + "/" + runtime.GOARCH, Protocol: 2, Describe: ptr(probeTool{}.Describe()),
-		Runtime: manifest.Runtime{Mechanism: "none", Concurrency: concurrency},
-		Probe:   manifest.Probe{Status: manifest.StatusOK},
-	}
+	f.bin = testplugin.Add(t, f.Fixture, "probe", concurrency)
 	f.pool = pluginrun.NewPool(opts)
 	t.Cleanup(f.pool.Close)
 	o, err := f.pool.NewOwner("test")
@@ -132,20 +56,6 @@ func newFixture(t *testing.T, opts warm.Options, concurrency int) *fixture {
 	f.owner = o
 	f.warm = &pluginrun.Warm{Owner: o}
 	return f
-}
-
-func ptr[T any](v T) *T { return &v }
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	data, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	locktest.WriteFile(t, to, string(data), 0o755)
 }
 
 // call runs the probe tool with action through launcher.Run and the given
