@@ -7,12 +7,14 @@
 package testplugin
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -116,4 +118,15 @@ func (tool) Run(ctx context.Context, args sdk.Args, out sdk.Emitter) (int, error
 		return 1, ctx.Err()
 	}
 	return 2, fmt.Errorf("unknown action %q", args.String("action"))
+}
+
+// Alive reports whether pid is a process that has not exited (a zombie
+// has).
+func Alive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	return i < 0 || i+2 >= len(data) || (data[i+2] != 'Z' && data[i+2] != 'X')
 }

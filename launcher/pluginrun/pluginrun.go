@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/plugins"
@@ -70,7 +71,7 @@ func runCall(ctx context.Context, c *plugins.Client, call launcher.PluginCall) (
 			_, werr = call.Stdout.Write([]byte("\n"))
 		}
 	})
-	if ctx.Err() != nil {
+	if ended(ctx) {
 		return 0, true, ctx.Err()
 	}
 	if err != nil {
@@ -86,4 +87,22 @@ func runCall(ctx context.Context, c *plugins.Client, call launcher.PluginCall) (
 		_, _ = fmt.Fprintln(call.Stderr, res.Error)
 	}
 	return res.ExitCode, false, nil
+}
+
+// deadlineSlack is how close to its deadline a call that ended counts as
+// timed out: gRPC carries the deadline to the plugin, whose side may end
+// the call (an error, an exit status) a moment before ctx itself is done.
+const deadlineSlack = 20 * time.Millisecond
+
+// ended reports whether ctx ended with the call, waiting for it when the
+// call ended within deadlineSlack of ctx's deadline.
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < deadlineSlack {
+		<-ctx.Done() // within deadlineSlack
+		return true
+	}
+	return false
 }

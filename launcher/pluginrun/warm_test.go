@@ -1,7 +1,6 @@
 package pluginrun_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,17 +83,6 @@ func (f *fixture) pid(t *testing.T, pr launcher.PluginRunner) int {
 	return n
 }
 
-// alive reports whether pid is a process that has not exited (a zombie
-// has).
-func alive(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	return i < 0 || i+2 >= len(data) || (data[i+2] != 'Z' && data[i+2] != 'X')
-}
-
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
@@ -116,7 +104,7 @@ func TestWarmServesEveryCallWithOneProcess(t *testing.T) {
 			t.Fatalf("call served by pid %d, want the warm process %d", got, first)
 		}
 	}
-	if !alive(first) {
+	if !testplugin.Alive(first) {
 		t.Fatal("the warm process ended between calls")
 	}
 	if a, b := f.pid(t, pluginrun.Runner{}), f.pid(t, pluginrun.Runner{}); a == b || a == first {
@@ -170,14 +158,14 @@ func TestWarmOwnerCloseLeavesNoProcess(t *testing.T) {
 	if _, err := fmt.Sscanf(string(res.Output), "%d %d", &pid, &child); err != nil {
 		t.Fatalf("spawn printed %q", res.Output)
 	}
-	if !alive(pid) || !alive(child) {
+	if !testplugin.Alive(pid) || !testplugin.Alive(child) {
 		t.Fatal("the plugin or its child is not running before the close")
 	}
 	f.owner.Close()
-	if alive(pid) {
+	if testplugin.Alive(pid) {
 		t.Fatalf("plugin %d outlived its owner", pid)
 	}
-	waitFor(t, "the plugin's child to die", func() bool { return !alive(child) })
+	waitFor(t, "the plugin's child to die", func() bool { return !testplugin.Alive(child) })
 	if n := f.owner.Live(); n != 0 {
 		t.Fatalf("%d processes left", n)
 	}
@@ -225,8 +213,8 @@ func TestWarmRefusesABinaryChangedWhileWarm(t *testing.T) {
 	if err := os.Chtimes(f.bin, now, now); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.pid(t, f.warm); !alive(old) || got == 0 {
-		t.Fatalf("touching the binary: served by %d, old %d alive %v", got, old, alive(old))
+	if got := f.pid(t, f.warm); !testplugin.Alive(old) || got == 0 {
+		t.Fatalf("touching the binary: served by %d, old %d alive %v", got, old, testplugin.Alive(old))
 	}
 	// A new build put in place (a running binary cannot be written).
 	data, err := os.ReadFile(f.bin)
@@ -242,7 +230,7 @@ func TestWarmRefusesABinaryChangedWhileWarm(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "changed (sha256") {
 		t.Fatalf("call after the binary changed: %v, want the refusal", err)
 	}
-	waitFor(t, "the process of the old binary to end", func() bool { return !alive(old) })
+	waitFor(t, "the process of the old binary to end", func() bool { return !testplugin.Alive(old) })
 }
 
 // Calls run at once up to the locked concurrency, never more, all on one
@@ -298,7 +286,7 @@ func TestWarmTimeoutRetiresTheProcess(t *testing.T) {
 	if got := f.pid(t, f.warm); got == old {
 		t.Fatal("a call went to the process whose call timed out")
 	}
-	waitFor(t, "the retired process to end", func() bool { return !alive(old) })
+	waitFor(t, "the retired process to end", func() bool { return !testplugin.Alive(old) })
 	if st := f.owner.States()[0]; st.Crashes != 0 {
 		t.Fatalf("retiring counted as a crash: %+v", st)
 	}

@@ -11,13 +11,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testplugin"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 func TestMain(m *testing.M) {
 	sandbox.Init() // the landlock helper re-executes the binary that runs tools
+	testplugin.Main()
 	os.Exit(m.Run())
 }
 
@@ -231,4 +234,9 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// compileSupervisor is the supervisor's JSON Schema compiler in tests.
+func compileSupervisor(schema json.RawMessage) (supervisor.EventValidator, error) {
+	return validate.CompileEventSchema(schema)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
-	"github.com/toolbox-dev/toolbox/protocol/validate"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
@@ -38,6 +37,7 @@ func (s *Server) entryHandler(e catalog.Entry, hasSend bool) mcp.ToolHandler {
 		if err != nil {
 			return failure(Failure{Tool: e.Name, Error: err.Error()}), nil
 		}
+		s.refreshLock()
 		args, err := decodeArgs(req.Params.Arguments)
 		if err != nil {
 			return errorResult(e.Name, &launcher.ArgError{Tool: e.Name, Err: err}), nil
@@ -74,13 +74,19 @@ func (s *Server) request(c *conn, name string, args map[string]any) launcher.Req
 	return launcher.Request{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id,
-		CompileSchema: compileLauncher, Plugins: s.plugins,
+		CompileSchema: s.schemas.launcher, Plugins: c.plugins,
 	}
 }
 
 func (s *Server) oneshot(ctx context.Context, c *conn, r *reporter, name string, args map[string]any) *mcp.CallToolResult {
 	stop := r.heartbeat(name)
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		stop()
+		return errorResult(name, err)
+	}
 	res, err := launcher.Run(ctx, s.request(c, name, args))
+	release()
 	stop()
 	if res == nil {
 		return errorResult(name, err)
@@ -92,7 +98,13 @@ func (s *Server) oneshot(ctx context.Context, c *conn, r *reporter, name string,
 // handle once it is ready.
 func (s *Server) start(ctx context.Context, c *conn, r *reporter, name string, args map[string]any, hasSend bool) *mcp.CallToolResult {
 	stop := r.heartbeat("starting " + name)
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		stop()
+		return errorResult(name, err)
+	}
 	h, err := s.sup.Start(ctx, c.id, name, args, supervisor.StartOptions{Backends: s.opts.Backends, CallerEnv: s.opts.CallerEnv})
+	release()
 	stop()
 	if err != nil {
 		res := errorResult(name, err)
@@ -121,12 +133,17 @@ func (s *Server) start(ctx context.Context, c *conn, r *reporter, name string, a
 // progress notification as it arrives; the result holds the last
 // StreamKeep events and the count of the others.
 func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, args map[string]any) *mcp.CallToolResult {
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return errorResult(name, err)
+	}
+	defer release()
 	q := r.queue()
 	res, err := supervisor.RunStream(ctx, supervisor.StreamRequest{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id, Keep: s.opts.StreamKeep,
 		OnEvent:       func(e launcher.Event) { q.push(eventText(e)) },
-		CompileSchema: compileSupervisor,
+		CompileSchema: s.schemas.supervisor,
 	})
 	q.close()
 	if err != nil {
@@ -154,6 +171,11 @@ func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, 
 // runs exec tools only): its stdout carries one event per line as it
 // arrives, sent as progress; the result keeps the last StreamKeep events.
 func (s *Server) pluginStream(ctx context.Context, c *conn, r *reporter, name string, args map[string]any) *mcp.CallToolResult {
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return errorResult(name, err)
+	}
+	defer release()
 	q := r.queue()
 	req := s.request(c, name, args)
 	req.Stdout = &lineWriter{emit: q.push}
@@ -233,14 +255,4 @@ func (w *lineWriter) flush() {
 		w.emit(string(w.buf))
 	}
 	w.buf = w.buf[:0]
-}
-
-// The JSON Schema compilers the launcher and the supervisor take: the MCP
-// server runs inside toolbox-core, which links the validator.
-func compileLauncher(schema json.RawMessage) (launcher.EventValidator, error) {
-	return validate.CompileEventSchema(schema)
-}
-
-func compileSupervisor(schema json.RawMessage) (supervisor.EventValidator, error) {
-	return validate.CompileEventSchema(schema)
 }
