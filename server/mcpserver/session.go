@@ -21,16 +21,16 @@ import (
 // first use, and the goroutines that forward its mail and close both when
 // the connection ends.
 type conn struct {
-	id    string // the supervisor session, also TOOLBOX_SESSION
-	ss    *mcp.ServerSession
+	id string // the supervisor session, also TOOLBOX_SESSION
+	ss *mcp.ServerSession
 	// plugins runs the connection's plugin calls; owner, when not nil,
 	// is its warm plugins, closed with the connection.
 	plugins launcher.PluginRunner
 	owner   *pluginrun.Owner
-	unsub func()
-	once  sync.Once
-	stop  chan struct{} // closed when the connection ended: stop forwarding
-	done  chan struct{} // closed once the session's processes are stopped
+	unsub   func()
+	once    sync.Once
+	stop    chan struct{} // closed when the connection ended: stop forwarding
+	done    chan struct{} // closed once the session's processes are stopped
 }
 
 // LoggerName is the logger of the logging notifications that carry mail.

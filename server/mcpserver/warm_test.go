@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -16,17 +15,6 @@ import (
 	"github.com/toolbox-dev/toolbox/internal/testplugin"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
-
-// alive reports whether pid is a process that has not exited (a zombie
-// has).
-func alive(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	return i < 0 || i+2 >= len(data) || (data[i+2] != 'Z' && data[i+2] != 'X')
-}
 
 // connect opens one more client connection to e's server; it is closed at
 // the end of the test unless the caller closes it first.
@@ -78,12 +66,12 @@ func TestWarmPluginPerConnection(t *testing.T) {
 		t.Fatal("two connections share one plugin process")
 	}
 	_ = other.Close()
-	eventually(t, 10*time.Second, "the closed connection's plugin to end", func() bool { return !alive(b) })
-	if !alive(a) || probePid(t, e.cs) != a {
+	eventually(t, 10*time.Second, "the closed connection's plugin to end", func() bool { return !testplugin.Alive(b) })
+	if !testplugin.Alive(a) || probePid(t, e.cs) != a {
 		t.Fatal("closing one connection stopped another's plugin")
 	}
 	e.close()
-	eventually(t, 10*time.Second, "the last plugin to end with its connection", func() bool { return !alive(a) })
+	eventually(t, 10*time.Second, "the last plugin to end with its connection", func() bool { return !testplugin.Alive(a) })
 }
 
 // Server.Close (toolbox serve's shutdown) stops every connection's
@@ -94,7 +82,7 @@ func TestWarmPluginsStopWithTheServer(t *testing.T) {
 	e := f.start(t, nil)
 	pid := probePid(t, e.cs)
 	e.srv.Close()
-	if alive(pid) {
+	if testplugin.Alive(pid) {
 		t.Fatalf("plugin %d outlived the server", pid)
 	}
 }
