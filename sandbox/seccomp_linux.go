@@ -399,12 +399,22 @@ func (s *Spec) toolRules(m Mechanism) filterRules {
 // bpfBytes lays it out (what bwrap's --seccomp reads and what the landlock
 // helper receives in its spec, so that it need not compile it again).
 func (s *Spec) filterBytes(m Mechanism) ([]byte, error) {
-	prog, err := program(s.toolRules(m), false)
+	rules := s.toolRules(m)
+	if b, ok := filterBytesCache.Load(rules); ok {
+		return b.([]byte), nil
+	}
+	prog, err := program(rules, false)
 	if err != nil {
 		return nil, err
 	}
-	return bpfBytes(prog), nil
+	b := bpfBytes(prog)
+	filterBytesCache.Store(rules, b)
+	return b, nil
 }
+
+// filterBytesCache holds filterBytes' answer per variant (filterRules →
+// []byte, never modified): a server starts many tools of few variants.
+var filterBytesCache sync.Map
 
 // filterFromBytes is the inverse of bpfBytes.
 func filterFromBytes(b []byte) ([]unix.SockFilter, error) {
