@@ -3,9 +3,9 @@ package compiler
 import (
 	"fmt"
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -102,9 +102,6 @@ type CapabilityDecl struct {
 	// BackendRange locates the backends attribute.
 	BackendRange hcl.Range
 }
-
-// namePattern is what strict MCP clients accept as a tool name.
-var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Builtins this program knows.
 var knownBuiltins = map[string]bool{"process": true}
@@ -238,7 +235,7 @@ func contains(list []string, s string) bool {
 
 // claim records a name, refusing duplicates and invalid names.
 func (l *loader) claim(name string, r hcl.Range, block string) bool {
-	if !namePattern.MatchString(name) {
+	if !mcpnames.ValidName(name) { // what strict MCP clients accept
 		l.add(at(r, block, fmt.Sprintf("invalid name %q", name), "use 1 to 64 letters, digits, '_' or '-' (what MCP clients accept)"))
 		return false
 	}
