@@ -175,6 +175,7 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 		Dir:        "/",
 		ExtraFiles: extra,
 	}
+	withHelper(cmd) // or the binary UseHelper chose
 	return cmd, statusR, closers, nil
 }
 
