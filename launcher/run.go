@@ -219,6 +219,11 @@ func writeResult(w io.Writer, r *Result) error {
 func runTool(ctx context.Context, req Request, toolName, backend string) (*Result, error) {
 	var err error
 	t := req.Lock.Tools[toolName]
+	if t != nil {
+		// What the sandbox will need (its seccomp filter) is built while
+		// the lock is verified and the arguments encoded.
+		sandbox.Prefetch(prefetchSpec(t))
+	}
 	if t != nil && t.Kind == manifest.KindPlugin && verifiesAtStart(req.Plugins) {
 		// The runner hashes the binary when it starts a process, and
 		// reuses verified processes.
@@ -317,6 +322,21 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 		res.Capability = req.Name
 	}
 	return res, red.Error(err)
+}
+
+// prefetchSpec is as much of t's sandbox spec as sandbox.Prefetch needs:
+// the mechanism, the network, the identity, and the unix sockets a plugin
+// gets. runspec builds the whole spec later.
+func prefetchSpec(t *manifest.Tool) *sandbox.Spec {
+	s := &sandbox.Spec{Mechanism: sandbox.Mechanism(t.Runtime.Mechanism)}
+	if d := t.Describe; d != nil && d.Runtime != nil && d.Runtime.Sandbox != nil {
+		s.NetNone = d.Runtime.Sandbox.Net == "none"
+	}
+	if id := t.Runtime.RunAs; id != nil {
+		s.RunAs = &sandbox.Identity{UID: id.UID, GID: id.GID}
+	}
+	s.UnixSockets = t.Kind == manifest.KindPlugin && s.Mechanism != sandbox.None && s.Mechanism != ""
+	return s
 }
 
 // runnable refuses what this launcher must not run.

@@ -322,7 +322,9 @@ func compile(ps []seccomp.Policy, info *arch.Info) ([]unix.SockFilter, error) {
 }
 
 // compiled caches one program per variant: they depend on nothing else.
-var compiled sync.Map // filterKey → compiledProg
+// Concurrent callers of one variant share one compilation (Prefetch starts
+// it early).
+var compiled sync.Map // filterKey → *compiledProg
 
 type filterKey struct {
 	rules filterRules
@@ -330,6 +332,7 @@ type filterKey struct {
 }
 
 type compiledProg struct {
+	once sync.Once
 	prog []unix.SockFilter
 	err  error
 }
@@ -341,21 +344,21 @@ func program(rules filterRules, tty bool) ([]unix.SockFilter, error) {
 	if tty {
 		k.rules = filterRules{}
 	}
-	if c, ok := compiled.Load(k); ok {
-		c := c.(compiledProg)
-		return c.prog, c.err
-	}
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return nil, fmt.Errorf("building the seccomp filter: %w", err)
-	}
-	ps := ttyPolicies(info)
-	if !tty {
-		ps = toolPolicies(rules, info)
-	}
-	prog, err := compile(ps, info)
-	compiled.Store(k, compiledProg{prog, err})
-	return prog, err
+	v, _ := compiled.LoadOrStore(k, &compiledProg{})
+	c := v.(*compiledProg)
+	c.once.Do(func() {
+		info, err := arch.GetInfo("")
+		if err != nil {
+			c.err = fmt.Errorf("building the seccomp filter: %w", err)
+			return
+		}
+		ps := ttyPolicies(info)
+		if !tty {
+			ps = toolPolicies(rules, info)
+		}
+		c.prog, c.err = compile(ps, info)
+	})
+	return c.prog, c.err
 }
 
 // bpfBytes is prog as bwrap's --seccomp reads it: the raw array of struct
