@@ -110,6 +110,27 @@ start=$(date +%s%N)
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "toolbox run: 200000 events in ${ms} ms = $(awk "BEGIN{printf \"%.0f\", 200000000/$ms}") validated events/s"
 
+# A run of one command of a tool of 1000 commands against one of a tool of
+# one command (issue 11 #8: the lock held the describe document once per
+# command, 108 MB, and every run decoded it). Target: <= 1.5x.
+for n in 1 1000; do
+  mkdir -p "$work/cmds$n/tools"
+  awk -v n="$n" 'BEGIN {
+    printf "{\"protocol\":2,\"slug\":\"multi\",\"description\":\"many commands\",\"args\":[],\"process\":{\"output\":{\"framing\":\"chunks\"}},\"commands\":["
+    for (i = 0; i < n; i++) printf "%s{\"name\":\"c%d\",\"description\":\"command %d\",\"args\":[{\"name\":\"path\",\"description\":\"a path\",\"type\":\"text\",\"backing_type\":\"string\",\"arity\":\"single\",\"mode\":\"positional\"}]}", (i ? "," : ""), i, i
+    print "]}"
+  }' > "$work/cmds$n/describe.json"
+  printf '#!/bin/sh\n[ "$1" = describe ] && exec cat "%s"\necho "ran $2"\n' "$work/cmds$n/describe.json" > "$work/cmds$n/tools/multi"
+  chmod 755 "$work/cmds$n/tools/multi"
+  printf 'tool "multi" { path = "tools/multi" }\n' > "$work/cmds$n/toolbox.hcl"
+  "$work/toolbox" lock -f "$work/cmds$n/toolbox.hcl" 2>/dev/null
+done
+echo
+echo "== toolbox run of one command: a tool of 1000 commands vs one of 1 (target: <= 1.5x; lock of 1000: $(wc -c < "$work/cmds1000/toolbox.lock.json") bytes)"
+"$work/ratio" -n "$runs" \
+  one-command "$work/toolbox run -f $work/cmds1/toolbox.hcl multi.c0 --args {\"path\":\"x\"}" \
+  of-1000 "$work/toolbox run -f $work/cmds1000/toolbox.hcl multi.c500 --args {\"path\":\"x\"}"
+
 # toolbox lock of 64 tools whose probes each take 100 ms.
 mkdir -p "$work/many/tools"
 {

@@ -51,7 +51,7 @@ const processFix = `confine the commands: sandbox { fs { read = ["."] write = ["
 var (
 	processSchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "unconfined"}},
-		Blocks:     []hcl.BlockHeaderSchema{{Type: "sandbox"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "limits"}},
 	}
 	processSandboxSchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "net"}, {Name: "tmp"}},
@@ -63,7 +63,7 @@ var (
 )
 
 // processBuiltin reads a builtin "process" block into l.cfg.Process.
-func (l *loader) processBuiltin(b *hcl.Block) {
+func (l *loader) processBuiltin(b *hcl.Block, block string) {
 	if prev := l.cfg.Process; prev != nil {
 		l.add(at(b.DefRange, processBlock, fmt.Sprintf("declared twice, first at %s:%d:%d", prev.Range.Filename, prev.Range.Start.Line, prev.Range.Start.Column), "keep one builtin \"process\" block"))
 		return
@@ -80,18 +80,30 @@ func (l *loader) processBuiltin(b *hcl.Block) {
 			d.Unconfined = v
 		}
 	}
-	switch n := len(c.Blocks); {
+	if lim, _ := l.limitsBlock(c.Blocks, block); lim != nil {
+		if l.cfg.BuiltinLimits == nil {
+			l.cfg.BuiltinLimits = map[string]*LimitsDecl{}
+		}
+		l.cfg.BuiltinLimits[b.Labels[0]] = lim
+	}
+	var sandboxes hcl.Blocks
+	for _, sb := range c.Blocks {
+		if sb.Type == "sandbox" {
+			sandboxes = append(sandboxes, sb)
+		}
+	}
+	switch n := len(sandboxes); {
 	case n > 1:
-		l.add(at(c.Blocks[1].DefRange, processBlock, "sandbox is declared twice", "keep one sandbox block"))
+		l.add(at(sandboxes[1].DefRange, processBlock, "sandbox is declared twice", "keep one sandbox block"))
 		return
 	case n == 1 && d.Unconfined:
-		l.add(at(c.Blocks[0].DefRange, processBlock, "both a sandbox block and unconfined = true", "keep the sandbox block to confine the commands, or remove it to run them unconfined"))
+		l.add(at(sandboxes[0].DefRange, processBlock, "both a sandbox block and unconfined = true", "keep the sandbox block to confine the commands, or remove it to run them unconfined"))
 		return
 	case n == 0 && !d.Unconfined:
 		l.add(at(b.DefRange, processBlock, "background commands need a sandbox declaration or unconfined = true", processFix))
 		return
 	case n == 1:
-		d.Sandbox = l.processSandbox(c.Blocks[0])
+		d.Sandbox = l.processSandbox(sandboxes[0])
 	}
 }
 

@@ -1,6 +1,9 @@
 package compiler
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
@@ -18,9 +21,15 @@ func expand(name string, lt *manifest.Tool, r *ToolReport, tools map[string]*man
 		tools[name] = lt
 		return
 	}
-	for _, c := range cmds {
+	// The commands share one Describe, their commands sorted by name: the
+	// lock stores each command with its tool and reads them back in that
+	// order (manifest, binaries.go).
+	d := *lt.Describe
+	d.Commands = slices.SortedFunc(slices.Values(cmds), func(a, b protocol.Command) int { return cmp.Compare(a.Name, b.Name) })
+	lt.Describe = &d
+	for _, c := range d.Commands {
 		ct := *lt
-		ct.Command = c.Name
+		ct.Command, ct.Binary = c.Name, name
 		full := name + "." + c.Name
 		tools[full] = &ct
 		cr := *r

@@ -54,6 +54,8 @@ type ToolReport struct {
 	Detail    string
 	Fix       string
 	Mechanism string
+	// Limits are the tool's resolved limits (nil: none, or not locked).
+	Limits *manifest.Limits
 	// Duration is how long describe and check took together.
 	Duration time.Duration
 	// Err is why the tool cannot be locked (nil when it can): describe
@@ -100,6 +102,8 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	lock := manifest.New()
 	lock.Sandbox, lock.EnvdirRoot, lock.EnvAllowlist, lock.Builtins = mech, cfg.EnvdirRoot, cfg.EnvAllowlist, cfg.Builtins
 	lock.File = manifest.FileRef{Path: filepath.Base(cfg.Path), SHA256: sha256Hex(cfg.Source), Config: cfg.Digest}
+	var limitErrs []error
+	lock.BuiltinLimits, limitErrs = builtinLimits(cfg)
 
 	p := &prober{cfg: cfg, opts: opts, mechanism: mech, lock: lock}
 	reports := make([]*ToolReport, len(cfg.Tools))
@@ -123,7 +127,7 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	}
 	wg.Wait()
 
-	res := &Result{Tools: map[string]*ToolReport{}}
+	res := &Result{Tools: map[string]*ToolReport{}, Errs: limitErrs}
 	for i, t := range cfg.Tools {
 		res.Tools[t.Name] = reports[i]
 		if reports[i].Err != nil {
@@ -243,6 +247,7 @@ func (p *prober) probe(ctx context.Context, t *ToolDecl) (*manifest.Tool, *ToolR
 		return nil, r
 	}
 	r.Status, r.Detail, r.Fix = lt.Probe.Status, lt.Probe.Detail, lt.Probe.Fix
+	r.Limits = lt.Runtime.Limits
 	return lt, r
 }
 
@@ -262,7 +267,7 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 
 	// describe runs before the tool's declarations are known, so it gets
 	// the strictest confinement the mechanism offers.
-	spec := p.describeSpec(t)
+	spec := p.withDescribeLimits(t, p.describeSpec(t))
 	home, removeHome, err := privateHome(spec)
 	if err != nil {
 		return nil, fail(err.Error(), "check that the temporary directory ($TMPDIR, else /tmp) is writable")
@@ -296,6 +301,9 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	lt.OmitSend = t.OmitSend
 
 	rt, err := p.resolveRuntime(t, d)
+	if err == nil {
+		rt.Limits, err = p.toolLimits(t, rt)
+	}
 	if err != nil {
 		var refusal *sandbox.RefusalError
 		if errors.As(err, &refusal) {

@@ -40,6 +40,10 @@ type Config struct {
 	Builtins []string
 	// Process is the builtin "process" block, nil when there is none.
 	Process *ProcessDecl
+	// Limits is the toolbox-wide limits block (nil when absent), and
+	// BuiltinLimits a builtin's own, by builtin name.
+	Limits        *LimitsDecl
+	BuiltinLimits map[string]*LimitsDecl
 	// Notes are non-fatal remarks (files a `tools` source did not take).
 	Notes []string
 }
@@ -78,6 +82,9 @@ type ToolDecl struct {
 	Concurrency int
 	// ConcurrencyRange locates it when it is set.
 	ConcurrencyRange hcl.Range
+	// Limits is the block's own limits block (nil when absent); it
+	// overrides the toolbox-wide one attribute by attribute.
+	Limits *LimitsDecl
 }
 
 // BindDecl is one `bind "arg" { value = ... | env = "VAR", secret = bool }`.
@@ -114,16 +121,18 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "tools", LabelNames: []string{"name"}},
 		{Type: "capability", LabelNames: []string{"name"}},
 		{Type: "builtin", LabelNames: []string{"name"}},
+		{Type: "limits"},
 	},
 }
 
 var toolSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}, {Name: "timeout"}, {Name: "allow_run_as"}, {Name: "send"}},
-	Blocks:     []hcl.BlockHeaderSchema{{Type: "bind", LabelNames: []string{"arg"}}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "bind", LabelNames: []string{"arg"}}, {Type: "limits"}},
 }
 
 var toolsSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "dir", Required: true}, {Name: "filter"}, {Name: "timeout"}, {Name: "allow_run_as"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "limits"}},
 }
 
 var capabilitySchema = &hcl.BodySchema{
@@ -136,15 +145,18 @@ var capabilitySchema = &hcl.BodySchema{
 // binary exists and is executable. The error, when not nil, is Diagnostics
 // listing every problem found.
 func Load(path string) (*Config, error) {
-	src, err := os.ReadFile(path)
+	src, err := ReadToolboxFile(path)
 	if err != nil {
-		return nil, Diagnostics{{File: path, Msg: fmt.Sprintf("reading the toolbox file: %v", err), Fix: "pass the toolbox file with -f or set TOOLBOX_FILE"}}
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, Diagnostics{{File: path, Msg: err.Error()}}
 	}
 	cfg := &Config{Path: path, Dir: filepath.Dir(abs), Source: src, Sandbox: "none"}
+	if ds := checkShape(src, path); ds != nil {
+		return nil, ds
+	}
 	f, hd := hclparse.NewParser().ParseHCL(src, path)
 	if hd.HasErrors() {
 		return nil, fromHCL(hd, "")
@@ -200,7 +212,11 @@ func (l *loader) root(c *hcl.BodyContent) {
 			l.cfg.EnvAllowlist = list
 		}
 	}
+	l.cfg.Limits, _ = l.limitsBlock(c.Blocks, "")
 	for _, b := range c.Blocks {
+		if b.Type == "limits" {
+			continue
+		}
 		block := fmt.Sprintf("%s %q", b.Type, b.Labels[0])
 		switch b.Type {
 		case "tool", "plugin":
@@ -214,7 +230,7 @@ func (l *loader) root(c *hcl.BodyContent) {
 				l.add(at(b.LabelRanges[0], block, fmt.Sprintf("unknown builtin %q", b.Labels[0]), `the only builtin is "process"`))
 				continue
 			}
-			l.processBuiltin(b)
+			l.processBuiltin(b, block)
 			if !contains(l.cfg.Builtins, b.Labels[0]) {
 				l.cfg.Builtins = append(l.cfg.Builtins, b.Labels[0])
 			}
@@ -308,7 +324,9 @@ func (l *loader) options(t *ToolDecl, c *hcl.BodyContent, block string) bool {
 		t.AllowRunAs = v
 		ok = ok && bok
 	}
-	return ok
+	lim, lok := l.limitsBlock(c.Blocks, block)
+	t.Limits = lim
+	return ok && lok
 }
 
 func (l *loader) toolsDir(b *hcl.Block, block string) {

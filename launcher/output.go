@@ -14,14 +14,34 @@ import (
 // it: stdout is one result, raw bytes.
 const FramingRaw = ""
 
-// MaxResultBytes bounds how much of stdout a Result keeps in memory
-// (Output, or the lines of Events and Lines). Beyond it Result.Truncated is
-// set and the rest is only counted; a stream to Request.Stdout is never
-// cut.
+// MaxResultBytes is the output budget of a call (Request.MaxResultBytes
+// when it does not set one): what a Result keeps of stdout, counted as the
+// JSON text it becomes (see jsonCost) plus EventOverheadBytes for each
+// event or line, so that neither the shape of the output (100 MB of
+// newlines, one huge line, many tiny events) nor its encoding can make a
+// call hold much more. Beyond it Result.Truncated is set and the rest is
+// only counted; a stream to Request.Stdout is never cut.
 const MaxResultBytes = 32 << 20
+
+// EventOverheadBytes is what the budget counts for each event or line a
+// Result keeps on top of its text: its Event or string header and its
+// share of the slice that holds it. 100 MB of "\n" once took 7 GB as
+// 100 million empty lines counted as 0 bytes each.
+const EventOverheadBytes = 128
+
+// MaxInvalidReports bounds Result.Invalid.
+const MaxInvalidReports = 100
 
 // StderrTailBytes is how much of the end of stderr a Result keeps.
 const StderrTailBytes = 4 << 10
+
+// InvalidEvent reports one invalid jsonl line of a call whose events were
+// only streamed (Request.StreamOnly): its number among the events (from 1)
+// and why it is invalid.
+type InvalidEvent struct {
+	N     int    `json:"n"`
+	Error string `json:"error"`
+}
 
 // stdoutSink receives the tool's stdout from one goroutine (os/exec's
 // copier) and is read only after the process is done.
@@ -33,19 +53,26 @@ type stdoutSink struct {
 	keepRaw   bool // buffer raw bytes (raw and chunks framing, not streaming)
 	raw       []byte
 	validator EventValidator // jsonl, nil when no schema is declared
+	// streamOnly keeps nothing of what reached forward: events are only
+	// counted and checked, the first invalid ones reported.
+	streamOnly bool
 
 	n         int64 // bytes seen
-	limit     int   // MaxResultBytes; smaller in tests
-	kept      int   // bytes kept in raw, events or lines
+	limit     int   // the budget, MaxResultBytes unless the Request says
+	kept      int   // budget spent on raw, events or lines
 	truncated bool
 	utf8      utf8Check
 
 	partial       []byte // the current unterminated line
-	partialCapped bool   // the current line went over the budget
+	partialCapped bool   // the current line went over what can be kept
 	events        []Event
+	costs         []int // each kept event's cost (stream tools drop the oldest)
 	lines         []string
 	keepEvents    int // > 0: keep only the last keepEvents events (stream tools)
 	elided        int // events dropped to keep the last keepEvents
+	count         int // events seen
+	invalid       []InvalidEvent
+	invalidCount  int
 }
 
 func newStdoutSink(framing string, forward io.Writer, v EventValidator) *stdoutSink {
@@ -77,19 +104,35 @@ func (s *stdoutSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// take returns the prefix of p that still fits in the budget.
+// take returns the prefix of p whose JSON text still fits in the budget.
 func (s *stdoutSink) take(p []byte) []byte {
-	n, room := len(p), s.limit-s.kept
-	if n > room {
-		n = max(room, 0)
+	if s.truncated {
+		return nil
+	}
+	n, cost := prefixWithin(p, s.limit-s.kept)
+	if n < len(p) {
 		s.truncated = true
 	}
-	s.kept += n
+	s.kept += cost
 	return p[:n]
 }
 
+// lineRoom is how many bytes of the current line can still be kept: a
+// line's cost is at least its length.
+func (s *stdoutSink) lineRoom() int {
+	switch {
+	case s.streamOnly && s.framing == protocol.FramingLines:
+		return 0 // lines are not checked: nothing to hold
+	case s.streamOnly || s.keepEvents > 0:
+		return s.limit - EventOverheadBytes // older events can make room
+	}
+	return s.limit - s.kept - EventOverheadBytes
+}
+
 // split frames p into lines. Once the budget is spent nothing more is
-// framed (the partial line that overflowed it is dropped by endLine).
+// framed (the line that overflowed it is dropped whole by endLine), but
+// for a stream tool, which keeps its last events, and a call that keeps
+// nothing.
 func (s *stdoutSink) split(p []byte) {
 	for len(p) > 0 && !s.truncated {
 		i := bytes.IndexByte(p, '\n')
@@ -98,11 +141,14 @@ func (s *stdoutSink) split(p []byte) {
 			chunk = p[:i]
 		}
 		if !s.partialCapped {
-			keep := s.take(chunk)
-			if len(keep) < len(chunk) {
-				s.partialCapped = true
+			room := s.lineRoom() - len(s.partial)
+			if len(chunk) > room {
+				chunk, s.partialCapped = chunk[:max(room, 0)], true
 			}
-			s.partial = append(s.partial, keep...)
+			s.partial = appendWithin(s.partial, chunk, s.lineRoom())
+			if s.partialCapped && !s.streamOnly && s.keepEvents == 0 {
+				s.partial = nil // it will be dropped whole: hold nothing
+			}
 		}
 		if i < 0 {
 			return
@@ -112,36 +158,105 @@ func (s *stdoutSink) split(p []byte) {
 	}
 }
 
-// endLine delivers the current line, unless it went over the budget (then
-// it is dropped whole and Truncated says so).
-func (s *stdoutSink) endLine() {
-	line := s.partial
-	s.partial = s.partial[:0]
-	if s.partialCapped {
-		s.partialCapped = false
-		return
+// appendWithin appends p to b, growing b at most to limit bytes of
+// capacity: plain append doubles, which held twice the budget for one line.
+func appendWithin(b, p []byte, limit int) []byte {
+	if need := len(b) + len(p); need > cap(b) {
+		grown := make([]byte, len(b), min(max(2*cap(b), need, 512), max(limit, need)))
+		copy(grown, b)
+		b = grown
 	}
+	return append(b, p...)
+}
+
+// endLine delivers the current line: kept while the budget lasts, else
+// dropped and Truncated set.
+func (s *stdoutSink) endLine() {
+	line, capped := s.partial, s.partialCapped
+	s.partial, s.partialCapped = s.partial[:0], false
 	switch s.framing {
 	case protocol.FramingLines:
+		if s.streamOnly {
+			return
+		}
+		cost := textCost(line) + EventOverheadBytes
+		if capped || s.kept+cost > s.limit {
+			s.truncated = true
+			return
+		}
+		s.kept += cost
 		s.lines = append(s.lines, string(line))
 	case protocol.FramingJSONL:
-		if len(bytes.TrimSpace(line)) == 0 {
+		if !capped && len(bytes.TrimSpace(line)) == 0 {
 			return // a blank line is a separator, not an event
 		}
-		s.events = append(s.events, s.event(line))
-		if s.keepEvents > 0 && len(s.events) > s.keepEvents {
-			// A stream keeps only its last events; the budget follows.
-			drop := s.events[0]
-			s.kept -= len(drop.Event) + len(drop.Raw)
-			s.events = s.events[1:]
-			s.elided++
+		s.count++
+		switch {
+		case s.streamOnly:
+			s.report(line, capped)
+		case capped && s.keepEvents == 0:
+			s.truncated = true
+		default:
+			s.keep(s.event(line, capped))
 		}
 	}
 }
 
+// report checks one event of a call that keeps none, keeping the first
+// MaxInvalidReports invalid ones.
+func (s *stdoutSink) report(line []byte, capped bool) {
+	e := s.event(line, capped)
+	if !e.Invalid {
+		return
+	}
+	s.invalidCount++
+	if len(s.invalid) < MaxInvalidReports {
+		s.invalid = append(s.invalid, InvalidEvent{N: s.count, Error: protocol.Truncate(e.Error, 1<<10)})
+	}
+}
+
+// keep adds e to the events within the budget: a stream tool drops its
+// oldest events to make room (and keeps at most keepEvents), another call
+// stops keeping at the first event that does not fit.
+func (s *stdoutSink) keep(e Event) {
+	cost := EventCost(e)
+	if s.keepEvents == 0 {
+		if s.kept+cost > s.limit {
+			s.truncated = true
+			return
+		}
+		s.kept += cost
+		s.events = append(s.events, e)
+		return
+	}
+	if cost > s.limit {
+		s.elided++
+		s.truncated = true
+		return
+	}
+	s.events, s.costs = append(s.events, e), append(s.costs, cost)
+	s.kept += cost
+	for len(s.events) > s.keepEvents || s.kept > s.limit {
+		s.kept -= s.costs[0]
+		s.events, s.costs = s.events[1:], s.costs[1:]
+		s.elided++
+	}
+}
+
+// EventCost is what an Event counts against an output budget: its JSON
+// text (the valid event's, or the raw line's and the error's) and
+// EventOverheadBytes. A front-end that caps what it returns counts alike.
+func EventCost(e Event) int {
+	return len(e.Event) + textCost([]byte(e.Raw)) + len(e.Error) + EventOverheadBytes
+}
+
 // event validates one jsonl line: against the declared schema when there is
-// one, else only as JSON.
-func (s *stdoutSink) event(line []byte) Event {
+// one, else only as JSON. A capped line (longer than can be held) is
+// invalid, holding the part that was read.
+func (s *stdoutSink) event(line []byte, capped bool) Event {
+	if capped {
+		return Event{Invalid: true, Raw: string(line), Error: fmt.Sprintf("line longer than the %d-byte output budget; cut there", s.limit)}
+	}
 	var err error
 	if s.validator != nil {
 		_, err = s.validator.Validate(line)
@@ -162,6 +277,56 @@ func (s *stdoutSink) finish() {
 	if (s.framing == protocol.FramingJSONL || s.framing == protocol.FramingLines) && (len(s.partial) > 0 || s.partialCapped) {
 		s.endLine()
 	}
+}
+
+// jsonCost is how many bytes each byte takes in the JSON text of a result
+// (encoding/json, HTML not escaped): control characters become \n or
+// \u00XX, '"' and '\' are escaped. A byte from 0x80 counts 2: enough for
+// base64 (binary output, 4/3), U+2028 and U+2029 (3 bytes written as 6)
+// and text that is not UTF-8 (one byte written as \ufffd) once the bytes
+// around it are counted too.
+var jsonCost = func() (t [256]uint8) {
+	for b := range t {
+		switch {
+		case b == '\n' || b == '\r' || b == '\t' || b == '\b' || b == '\f' || b == '"' || b == '\\':
+			t[b] = 2
+		case b < 0x20:
+			t[b] = 6
+		case b >= 0x80:
+			t[b] = 2
+		default:
+			t[b] = 1
+		}
+	}
+	return t
+}()
+
+// textCost is what p counts against the budget (jsonCost).
+func textCost(p []byte) int {
+	n := 0
+	for _, b := range p {
+		n += int(jsonCost[b])
+	}
+	return n
+}
+
+// prefixWithin returns the longest prefix of p whose cost is at most room,
+// as its length and its cost.
+func prefixWithin(p []byte, room int) (n, cost int) {
+	if len(p)*2 <= room { // every byte costs at most 6; most cost 1 or 2
+		if c := textCost(p); c <= room {
+			return len(p), c
+		}
+	}
+	for n < len(p) {
+		c := int(jsonCost[p[n]])
+		if cost+c > room {
+			break
+		}
+		cost += c
+		n++
+	}
+	return n, cost
 }
 
 // utf8Check validates a byte stream incrementally, carrying an incomplete

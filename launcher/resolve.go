@@ -97,6 +97,20 @@ func unusableError(name string, t *manifest.Tool) error {
 // lockName maps a model's name (catalog.StrictName, e.g. "kv_get") back to
 // the lock's ("kv.get"); a name the lock has, or one that maps to nothing,
 // is returned as it is. Collisions are refused at lock time.
+// ReadLock reads from the lock at lockPath what one call of name (a lock
+// name or a model name) with the backend overrides needs, with
+// manifest.ReadCall: a run then costs the same whatever else the toolbox
+// holds. The lock it returns holds only those tools and capabilities; give
+// it to Resolve and Run for this call only. Errors are manifest.Read's.
+func ReadLock(lockPath, name string, backends map[string]string) (*manifest.Lock, error) {
+	match := func(n string) bool { return n == name || catalog.StrictName(n) == name }
+	extra := make([]string, 0, len(backends))
+	for _, tool := range backends {
+		extra = append(extra, tool)
+	}
+	return manifest.ReadCall(lockPath, match, extra)
+}
+
 func lockName(l *manifest.Lock, name string) string {
 	if _, ok := l.Tools[name]; ok {
 		return name

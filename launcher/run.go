@@ -39,8 +39,20 @@ type Request struct {
 	Timeout time.Duration
 	// Stdout, when non-nil, receives the tool's stdout as it arrives,
 	// exactly as the tool printed it (plain CLI output); Result.Output then
-	// stays nil. jsonl events and lines are still parsed into the Result.
+	// stays nil. jsonl events and lines are still parsed into the Result,
+	// unless StreamOnly is set.
 	Stdout io.Writer
+	// StreamOnly, with Stdout set, keeps no copy of what reached Stdout:
+	// Events and Lines stay nil, each jsonl line is still checked and the
+	// first MaxInvalidReports invalid ones reported in Result.Invalid. The
+	// memory of the call is then bounded by one line (at most the budget)
+	// whatever the tool prints. A stream tool still keeps its last
+	// KeepEvents events (within the budget).
+	StreamOnly bool
+	// MaxResultBytes is the output budget (0 means MaxResultBytes): what
+	// the Result keeps of stdout, counted as its JSON text plus
+	// EventOverheadBytes per event or line.
+	MaxResultBytes int
 	// Stderr, when non-nil, receives the tool's stderr live. Its tail is
 	// kept in Result.StderrTail either way.
 	Stderr io.Writer
@@ -106,8 +118,9 @@ type Result struct {
 	Output []byte `json:"output,omitempty"`
 	// StdoutBytes counts every byte the tool wrote to stdout.
 	StdoutBytes int64 `json:"stdout_bytes"`
-	// Truncated says more than MaxResultBytes of stdout arrived and only
-	// the first MaxResultBytes were kept (whole lines for jsonl and lines).
+	// Truncated says stdout went over the output budget (MaxResultBytes,
+	// or Request.MaxResultBytes) and only what fitted was kept: the first
+	// bytes, or the first whole events and lines (a stream tool's last).
 	Truncated bool `json:"truncated,omitempty"`
 	// Binary says stdout was not UTF-8.
 	Binary bool `json:"binary,omitempty"`
@@ -127,11 +140,24 @@ type Result struct {
 	Tried []string `json:"tried,omitempty"`
 	// Lines are the stdout lines without their "\n".
 	Lines []string `json:"lines,omitempty"`
+	// OutputCut says a process outside the tool's tree (one the tool handed
+	// its stdout or stderr to) still held it open after the tool exited:
+	// everything the tool wrote before it exited is here, what was written
+	// after that may be missing (sandbox.Process.OutputCut). Front-ends
+	// show it as a note.
+	OutputCut bool `json:"output_cut,omitempty"`
+	// Invalid reports the first invalid jsonl lines of a StreamOnly call
+	// (whose Events stay nil); InvalidCount counts them all.
+	Invalid      []InvalidEvent `json:"invalid,omitempty"`
+	InvalidCount int            `json:"invalid_count,omitempty"`
 	// StderrTail is the last StderrTailBytes of stderr.
 	StderrTail string `json:"stderr_tail,omitempty"`
 	// Elapsed is the wall time from start to exit.
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
+
+// OutputCutNote is the note front-ends show for Result.OutputCut.
+const OutputCutNote = "a process outside the tool's tree still held its output open after the tool exited; anything written after the exit may be missing"
 
 // Event is one jsonl output line: Event when it is valid, else Invalid with
 // the Raw line and the validation Error. Invalid lines are never dropped.
@@ -173,7 +199,7 @@ func runFallback(ctx context.Context, req Request, c *manifest.Capability, first
 		}
 	}
 	stdout := req.Stdout
-	req.Stdout = nil
+	req.Stdout, req.StreamOnly = nil, false // buffered: written once served
 	var tried []string
 	for i, b := range order {
 		res, err := runTool(ctx, req, b, b)
@@ -292,7 +318,7 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 		timeout: callTimeout(req.Timeout, t), stop: stopFor(t.Describe),
 		stdout: req.Stdout, stderr: req.Stderr,
 		emptyResult: t.Describe.EmptyResult, mediaType: t.Describe.OutputMediaType,
-		redactor: red,
+		redactor: red, limit: req.MaxResultBytes, streamOnly: req.StreamOnly && req.Stdout != nil,
 	}
 	if t.Describe.Mode() == protocol.ProcessStream {
 		o.keepEvents = req.KeepEvents
@@ -302,6 +328,7 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 		if t.Kind == manifest.KindExec {
 			o.idle = idleFor(t.Describe)
 		}
+		o.streamOnly = false
 	}
 	var res *Result
 	if t.Kind == manifest.KindPlugin {

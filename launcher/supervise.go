@@ -36,6 +36,7 @@ type outcome struct {
 	timedOut bool // the call timeout or the context deadline expired
 	canceled bool // the context was canceled
 	reason   string
+	cut      bool // sandbox.Process.OutputCut
 	elapsed  time.Duration
 }
 
@@ -88,6 +89,7 @@ wait:
 	code, err := p.Wait()
 	out.elapsed = time.Since(start)
 	out.code = code
+	out.cut = p.OutputCut()
 	if out.timedOut {
 		out.code = ExitTimeout
 	}
@@ -139,8 +141,10 @@ type execOptions struct {
 	// redactor replaces the call's secret bound values in stdout and
 	// stderr as they arrive, before anything (the Result, the forwarded
 	// streams) sees them; nil when there are none.
-	redactor *Redactor
-	idle        time.Duration // > 0: stop a run silent that long (idle.go)
+	redactor   *Redactor
+	idle       time.Duration // > 0: stop a run silent that long (idle.go)
+	limit      int           // the output budget; 0 means MaxResultBytes
+	streamOnly bool          // keep nothing of what stdout streamed
 }
 
 // execute runs c with the sinks of o attached and builds the Result (all
@@ -162,7 +166,10 @@ func execute(ctx context.Context, spec *sandbox.Spec, c sandbox.Command, o execO
 // only when the tool never started.
 func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (outcome, error)) (*Result, error) {
 	out := newStdoutSink(o.framing, o.stdout, o.validator)
-	out.keepEvents = o.keepEvents
+	out.keepEvents, out.streamOnly = o.keepEvents, o.streamOnly
+	if o.limit > 0 {
+		out.limit = o.limit
+	}
 	errs := &tailSink{forward: o.stderr}
 	redOut, redErr := o.redactor.Writer(out), o.redactor.Writer(errs)
 	ended, err := run(redOut, redErr)
@@ -174,21 +181,24 @@ func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (out
 	}
 	out.finish()
 	res := &Result{
-		ExitCode:    ended.code,
-		TimedOut:    ended.timedOut,
-		Canceled:    ended.canceled,
-		Framing:     o.framing,
-		Output:      out.raw,
-		StdoutBytes: out.n,
-		Truncated:   out.truncated,
-		Binary:      !out.utf8.valid(),
-		MediaType:   o.mediaType,
-		Events:      out.events,
-		Elided:      out.elided,
-		Lines:       out.lines,
-		StderrTail:  errs.tail(),
-		Reason:      ended.reason,
-		Elapsed:     ended.elapsed,
+		ExitCode:     ended.code,
+		TimedOut:     ended.timedOut,
+		Canceled:     ended.canceled,
+		Framing:      o.framing,
+		Output:       out.raw,
+		StdoutBytes:  out.n,
+		Truncated:    out.truncated,
+		Binary:       !out.utf8.valid(),
+		MediaType:    o.mediaType,
+		Events:       out.events,
+		Elided:       out.elided,
+		Lines:        out.lines,
+		Invalid:      out.invalid,
+		InvalidCount: out.invalidCount,
+		OutputCut:    ended.cut,
+		StderrTail:   errs.tail(),
+		Reason:       ended.reason,
+		Elapsed:      ended.elapsed,
 	}
 	if res.Binary && res.MediaType == "" {
 		res.MediaType = "application/octet-stream"

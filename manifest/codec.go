@@ -15,9 +15,15 @@ import (
 // Capabilities are written as empty objects and Builtins sorted. Equal locks
 // give byte-identical output whatever order their maps were filled in.
 //
+// The tools of one multi-command binary (Tool.Binary) are written once:
+// the binary's fields under "binaries", each command's tool as only its
+// binary and its command (see binaries.go), so the size of a lock is
+// linear in its tools and commands.
+//
 // The lock is validated first (see Lock.Validate); an invalid lock returns
 // an *InvalidError and no bytes, so Marshal never produces a file that
-// Unmarshal would refuse.
+// Unmarshal would refuse. Tools of one binary that differ in more than
+// their command are invalid: the format cannot store them.
 func Marshal(l *Lock) ([]byte, error) {
 	if l == nil {
 		return nil, errors.New("encoding lock: nil lock")
@@ -26,7 +32,11 @@ func Marshal(l *Lock) ([]byte, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("encoding lock: %w", err)
 	}
-	out, err := encodeCanonical(c)
+	w, problems := toWire(c)
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("encoding lock: %w", &InvalidError{Problems: problems})
+	}
+	out, err := encodeCanonical(w)
 	if err != nil {
 		return nil, fmt.Errorf("encoding lock: %w", err)
 	}
@@ -40,12 +50,14 @@ func Marshal(l *Lock) ([]byte, error) {
 // alone, since nothing after it can be trusted. A lock of another format
 // version returns a *VersionError (use errors.As), whose message says to
 // run `toolbox lock`. Otherwise every inconsistency is collected into one
-// *InvalidError.
+// *InvalidError. Every command's tool comes back whole, filled from its
+// binary's entry, with one Describe shared by the binary's commands.
 func Unmarshal(data []byte) (*Lock, error) {
 	l := new(Lock)
+	w := &wireLock{Lock: l}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(l)
+	err := dec.Decode(w)
 	if err == nil {
 		// Anything but whitespace after the object is not a lock.
 		if _, terr := dec.Token(); terr != io.EOF {
@@ -63,8 +75,16 @@ func Unmarshal(data []byte) (*Lock, error) {
 	if l.Version != FormatVersion {
 		return nil, &VersionError{Version: l.Version}
 	}
+	problems := fromWire(w)
 	if err := l.Validate(); err != nil {
-		return nil, err
+		var ie *InvalidError
+		if !errors.As(err, &ie) {
+			return nil, err
+		}
+		problems = append(problems, ie.Problems...)
+	}
+	if len(problems) > 0 {
+		return nil, &InvalidError{Problems: problems}
 	}
 	return l, nil
 }
@@ -97,13 +117,14 @@ func normalized(l *Lock) *Lock {
 	return &c
 }
 
-// encodeCanonical encodes l with every key sorted. encoding/json writes
-// struct fields in declaration order and json.RawMessage (event schemas in
-// describe documents) verbatim, so the first encoding is decoded into
-// generic values, whose map keys the encoder sorts, and encoded again.
-// UseNumber keeps every number's text as it was.
-func encodeCanonical(l *Lock) ([]byte, error) {
-	first, err := json.Marshal(l)
+// encodeCanonical encodes a lock (its wire form, toWire) with every key
+// sorted. encoding/json writes struct fields in declaration order and
+// json.RawMessage (event schemas in describe documents) verbatim, so the
+// first encoding is decoded into generic values, whose map keys the
+// encoder sorts, and encoded again. UseNumber keeps every number's text as
+// it was.
+func encodeCanonical(w *wireLock) ([]byte, error) {
+	first, err := json.Marshal(w)
 	if err != nil {
 		return nil, err
 	}

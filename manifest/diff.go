@@ -45,8 +45,26 @@ func Diff(prev, next *Lock) []string {
 	if !sameJSON(prev.Process, next.Process) {
 		d.addf("builtin \"process\": %s -> %s", showProcess(prev.Process), showProcess(next.Process))
 	}
+	for _, name := range unionKeys(prev.BuiltinLimits, next.BuiltinLimits) {
+		d.limits(fmt.Sprintf("builtin %q:", name), prev.BuiltinLimits[name], next.BuiltinLimits[name])
+	}
+	// The commands of one binary share every field but their command: a
+	// change to those is said once, for the binary, not once per command.
+	binaries := map[string][2]*Tool{}
 	for _, name := range unionKeys(prev.Tools, next.Tools) {
-		d.tool(name, prev.Tools[name], next.Tools[name])
+		a, b := prev.Tools[name], next.Tools[name]
+		if a != nil && b != nil && a.Binary != "" && a.Binary == b.Binary {
+			d.str(fmt.Sprintf("tool %q: command", name), a.Command, b.Command)
+			if _, seen := binaries[a.Binary]; !seen {
+				binaries[a.Binary] = [2]*Tool{a, b}
+			}
+			continue
+		}
+		d.tool(name, a, b)
+	}
+	for _, name := range sortedKeys(binaries) {
+		pair := binaries[name]
+		d.fields(fmt.Sprintf("binary %q", name), pair[0], pair[1])
 	}
 	for _, name := range unionKeys(prev.Capabilities, next.Capabilities) {
 		d.capability(name, prev.Capabilities[name], next.Capabilities[name])
@@ -101,6 +119,14 @@ func (d *differ) tool(name string, a, b *Tool) {
 		d.addf("%s: removed", at)
 		return
 	}
+	d.str(at+": binary", a.Binary, b.Binary)
+	d.str(at+": command", a.Command, b.Command)
+	d.fields(at, a, b)
+}
+
+// fields compares what a tool shares with the other commands of its
+// binary: everything but its binary and command.
+func (d *differ) fields(at string, a, b *Tool) {
 	d.str(at+": kind", a.Kind, b.Kind)
 	d.str(at+": path", a.Path, b.Path)
 	if a.SHA256 != b.SHA256 {
@@ -113,7 +139,6 @@ func (d *differ) tool(name string, a, b *Tool) {
 	if a.Protocol != b.Protocol {
 		d.addf("%s: protocol %d -> %d", at, a.Protocol, b.Protocol)
 	}
-	d.str(at+": command", a.Command, b.Command)
 	if !sameJSON(a.Describe, b.Describe) {
 		d.addf("%s: describe document changed", at)
 	}
@@ -130,6 +155,7 @@ func (d *differ) tool(name string, a, b *Tool) {
 	if ra.TimeoutSeconds != rb.TimeoutSeconds {
 		d.addf("%s: runtime timeout %gs -> %gs", at, ra.TimeoutSeconds, rb.TimeoutSeconds)
 	}
+	d.limits(at+": runtime", ra.Limits, rb.Limits)
 	d.str(at+": probe status", a.Probe.Status, b.Probe.Status)
 	d.str(at+": probe detail", a.Probe.Detail, b.Probe.Detail)
 	d.str(at+": probe fix", a.Probe.Fix, b.Probe.Fix)
@@ -206,7 +232,9 @@ func sameJSON(a, b any) bool {
 // sameEncoding compares two locks by canonical encoding without validating
 // them: Diff also explains differences between invalid locks.
 func sameEncoding(a, b *Lock) bool {
-	ea, errA := encodeCanonical(normalized(a))
-	eb, errB := encodeCanonical(normalized(b))
+	wa, _ := toWire(normalized(a))
+	wb, _ := toWire(normalized(b))
+	ea, errA := encodeCanonical(wa)
+	eb, errB := encodeCanonical(wb)
 	return errA == nil && errB == nil && bytes.Equal(ea, eb)
 }

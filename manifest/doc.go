@@ -18,6 +18,10 @@
 // Marshal validates with the same rules, so a lock this package writes is
 // always one it reads back.
 //
+// A multi-command binary is written once and each of its commands with
+// its tool (binaries.go), so a lock is linear in its tools; ReadCall reads
+// only the part of a lock one call needs.
+//
 // What it deliberately does not do:
 //
 //   - Validate the describe documents against their JSON Schemas: the

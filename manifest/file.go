@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 )
 
 // LockPath returns the lock file that belongs to a toolbox file: beside it,
@@ -28,11 +30,18 @@ func LockPath(toolboxFile string) string {
 // refused on when it differs: GOOS/GOARCH, e.g. "linux/amd64".
 func Platform() string { return runtime.GOOS + "/" + runtime.GOARCH }
 
+// MaxLockBytes is the largest lock Read reads. A lock grows linearly with
+// the toolbox (a tool of 1000 commands takes about 200 KiB), so only a
+// file that is not a lock comes near it.
+const MaxLockBytes = 32 << 20
+
 // Read reads and decodes the lock at path (see Unmarshal). A missing file
 // returns an error wrapping fs.ErrNotExist, so callers can tell the
-// operator to run `toolbox lock`.
+// operator to run `toolbox lock`. A path that is not a regular file, or a
+// file larger than MaxLockBytes, is refused before it is read whole
+// (inputfile.ErrNotRegular, *inputfile.TooLargeError).
 func Read(path string) (*Lock, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path, MaxLockBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading lock: %w", err)
 	}
@@ -116,9 +125,11 @@ func syncDir(dir string) error {
 }
 
 // HashFile returns the hex SHA-256 of the file at path (lower case, 64
-// digits), reading it as a stream.
+// digits), reading it as a stream. Only a regular file is hashed: a FIFO
+// or a device is refused at once (an error wrapping
+// inputfile.ErrNotRegular), since reading it could block or never end.
 func HashFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("hashing file: %w", err)
 	}

@@ -56,9 +56,12 @@ type Lock struct {
 	Builtins []string `json:"builtins,omitempty"`
 	// Process is the resolved builtin "process" (DESIGN.md §5): how every
 	// background command runs. Set exactly when Builtins lists "process".
-	Process      *ProcessBuiltin        `json:"builtin_process,omitempty"`
-	Tools        map[string]*Tool       `json:"tools"`
-	Capabilities map[string]*Capability `json:"capabilities"`
+	Process *ProcessBuiltin `json:"builtin_process,omitempty"`
+	// BuiltinLimits are the resource limits of a builtin's commands (the
+	// key is a builtin of Builtins, e.g. "process").
+	BuiltinLimits map[string]*Limits     `json:"builtin_limits,omitempty"`
+	Tools         map[string]*Tool       `json:"tools"`
+	Capabilities  map[string]*Capability `json:"capabilities"`
 }
 
 // BuiltinProcess is the name of the builtin of background commands.
@@ -114,8 +117,14 @@ type Tool struct {
 	// PluginProtocol is the plugin protocol version negotiated with a
 	// plugin tool at lock time (plugins.ProtocolVersion); 0 for exec tools.
 	PluginProtocol int `json:"plugin_protocol,omitempty"`
-	// Command is set for a tool that is one command of a multi-command binary.
-	Command string `json:"command,omitempty"`
+	// Command is set for a tool that is one command of a multi-command
+	// binary, with Binary: the binary's name in the toolbox file. Every
+	// tool of one Binary holds the same fields but Command, and one
+	// Describe holding all their commands; the lock stores those fields
+	// once, under "binaries", and each command's own part with its tool
+	// (see binaries.go), hence no JSON tags here.
+	Command string `json:"-"`
+	Binary  string `json:"-"`
 	// Describe is the validated describe document. It is required unless
 	// Probe.Status is StatusFailed or StatusSkipped (a tool whose describe
 	// could not run has none).
@@ -150,6 +159,8 @@ type Runtime struct {
 	// `concurrency`, else the plugin's runtime.concurrency; 0 means 1.
 	// Exec tools run each call in a process of its own and never have it.
 	Concurrency int `json:"concurrency,omitempty"`
+	// Limits are the tool's resource limits (nil = none).
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Identity is a resolved run_as.

@@ -63,6 +63,7 @@ func (l *Lock) Validate() error {
 	v.names("env_allowlist", l.EnvAllowlist, false)
 	v.names("builtins", l.Builtins, true)
 	v.process(l)
+	v.builtinLimits(l)
 	if l.Tools == nil {
 		v.addf("tools is missing")
 	}
@@ -81,7 +82,13 @@ func (l *Lock) Validate() error {
 	return nil
 }
 
-type validator struct{ problems []string }
+type validator struct {
+	problems []string
+	// commands caches the command names of each describe document: the
+	// commands of one binary share it, and looking each up in a list cost
+	// the square of their number.
+	commands map[*protocol.Describe]map[string]bool
+}
 
 func (v *validator) addf(format string, args ...any) {
 	v.problems = append(v.problems, fmt.Sprintf(format, args...))
@@ -157,8 +164,14 @@ func (v *validator) tool(name string, t *Tool) {
 	if rt := describeRuntime(t); rt != nil && rt.Cancel != nil && (rt.Cancel.Signal == "") == (len(rt.Cancel.Send) == 0) {
 		v.addf("%s: describe runtime.cancel must be a signal name or {\"send\": EVENT}", at)
 	}
-	if t.Command != "" && t.Describe != nil && !hasCommand(t, t.Command) {
+	if t.Command != "" && t.Describe != nil && !v.hasCommand(t.Describe, t.Command) {
 		v.addf("%s: command %q is not among the describe document's commands", at, t.Command)
+	}
+	switch {
+	case t.Command != "" && t.Binary == "":
+		v.addf("%s: command %q names no binary (the tool's name in the toolbox file)", at, t.Command)
+	case t.Binary != "" && t.Command == "":
+		v.addf("%s: binary %q is set without a command", at, t.Binary)
 	}
 }
 
@@ -200,13 +213,19 @@ func describeRuntime(t *Tool) *protocol.Runtime {
 	return t.Describe.Runtime
 }
 
-func hasCommand(t *Tool, name string) bool {
-	for _, c := range t.Describe.Commands {
-		if c.Name == name {
-			return true
+func (v *validator) hasCommand(d *protocol.Describe, name string) bool {
+	names, ok := v.commands[d]
+	if !ok {
+		names = make(map[string]bool, len(d.Commands))
+		for _, c := range d.Commands {
+			names[c.Name] = true
 		}
+		if v.commands == nil {
+			v.commands = map[*protocol.Describe]map[string]bool{}
+		}
+		v.commands[d] = names
 	}
-	return false
+	return names[name]
 }
 
 func (v *validator) capability(name string, c *Capability, tools map[string]*Tool) {

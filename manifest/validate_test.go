@@ -30,11 +30,18 @@ func TestValidate(t *testing.T) {
 			[]string{`tool "read_file": protocol is 0, want 1 or more`}},
 		{"command of a multi-command binary", func(l *Lock) {
 			tl := l.Tools["read_file"]
-			tl.Command = "lines"
+			tl.Command, tl.Binary = "lines", "read"
 			tl.Describe.Commands = []protocol.Command{{Name: "lines"}}
 		}, nil},
-		{"unknown command", func(l *Lock) { l.Tools["read_file"].Command = "bytes" },
+		{"unknown command", func(l *Lock) { l.Tools["read_file"].Command, l.Tools["read_file"].Binary = "bytes", "read" },
 			[]string{`tool "read_file": command "bytes" is not among the describe document's commands`}},
+		{"command without binary", func(l *Lock) {
+			tl := l.Tools["read_file"]
+			tl.Command = "lines"
+			tl.Describe.Commands = []protocol.Command{{Name: "lines"}}
+		}, []string{`tool "read_file": command "lines" names no binary`}},
+		{"binary without command", func(l *Lock) { l.Tools["read_file"].Binary = "read" },
+			[]string{`tool "read_file": binary "read" is set without a command`}},
 		{"null tool", func(l *Lock) { l.Tools["x"] = nil }, []string{`tool "x" is null`}},
 		{"empty tool name and fields", func(l *Lock) { l.Tools[""] = &Tool{} }, []string{
 			`tools has an empty name`,

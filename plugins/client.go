@@ -230,7 +230,9 @@ func stderrNote(stderr string) string {
 // handshake (ProtocolVersion today); the lock records it.
 func (c *Client) ProtocolVersion() int { return c.version }
 
-// Pid is the plugin's process id, which is also its process group id.
+// Pid is the process id, also the process group id, of the process that
+// runs the plugin: bwrap, or the sandbox helper (landlock, and none without
+// a sandbox: see package sandbox); the plugin is below it.
 func (c *Client) Pid() int { return int(c.r.pid.Load()) }
 
 // Stderr returns the last 4 KiB the plugin wrote to its stderr.

@@ -53,6 +53,7 @@ func fakePlugin(mode string) int {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "cannot open config: no such file")
 		return 3
+
 	case "other-cookie":
 		plugin.Serve(&plugin.ServeConfig{
 			HandshakeConfig: plugin.HandshakeConfig{ProtocolVersion: 1, MagicCookieKey: "OTHER_APP_PLUGIN", MagicCookieValue: "x"},
@@ -142,6 +143,9 @@ func (fakeTool) Run(ctx context.Context, args sdk.Args, out sdk.Emitter) (int, e
 		_ = out.Emit(map[string]int{"i": 0})
 		_ = out.Emit(map[string]int{"i": 1})
 		time.Sleep(50 * time.Millisecond) // let the events leave
+		if os.Getenv(noisyEnv) != "" {
+			noisyCrash()
+		}
 		sdk.Logger().Error("giving up")
 		os.Exit(3)
 	case "spawn":

@@ -18,6 +18,8 @@ import (
 
 	"github.com/hashicorp/go-plugin/runner"
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // procRunner is the runner.Runner that go-plugin drives through
@@ -207,23 +209,28 @@ func (r *procRunner) readStdout(f *os.File) {
 	r.hs.eof()
 }
 
+// readStderr copies the child's stderr into the tail and Options.Stderr
+// with sandbox's rule for output: every byte written before the child
+// exited, so that a crash's last words are never lost to a slow reader;
+// once it has exited, a holder of the pipe outside its group can delay
+// the end of the copy by sandbox's drain grace at most.
 func (r *procRunner) readStderr(f *os.File) {
 	defer close(r.stderrEOF)
-	defer f.Close()
 	defer r.errFwdW.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := f.Read(buf)
-		if n > 0 {
-			r.stderr.Write(buf[:n])
-			if r.extraStderr != nil {
-				_, _ = r.extraStderr.Write(buf[:n])
-			}
+	sandbox.CopyOutput(f, writerFunc(func(p []byte) {
+		r.stderr.Write(p)
+		if r.extraStderr != nil {
+			_, _ = r.extraStderr.Write(p)
 		}
-		if err != nil {
-			return
-		}
-	}
+	}), r.done)
+}
+
+// writerFunc adapts a function that never fails to an io.Writer.
+type writerFunc func([]byte)
+
+func (f writerFunc) Write(p []byte) (int, error) {
+	f(p)
+	return len(p), nil
 }
 
 // Wait waits for the child to exit.
@@ -278,18 +285,13 @@ func (r *procRunner) exitDescription(d time.Duration) string {
 }
 
 // stderrTail returns the end of what the child wrote to stderr. Once the
-// child has exited, it first waits (briefly: a process outside the group
-// may hold the pipe) for the pipe to be drained, so that a crash's last
-// words are in.
+// child has exited, it first waits for the copy of its stderr to end (see
+// readStderr: bounded, even when a process outside the group holds the
+// pipe), so that a crash's last words are in.
 func (r *procRunner) stderrTail() string {
 	select {
 	case <-r.done:
-		t := time.NewTimer(time.Second)
-		defer t.Stop()
-		select {
-		case <-r.stderrEOF:
-		case <-t.C:
-		}
+		<-r.stderrEOF
 	default:
 	}
 	return r.stderr.String()

@@ -1,9 +1,10 @@
 package plugins_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -83,7 +84,18 @@ func TestPluginRunAs(t *testing.T) {
 		t.Fatalf("Start as nobody: %v", err)
 	}
 	defer closeAndCheck(t, c)
-	st, err := os.Stat("/proc/" + strconv.Itoa(c.Pid()))
+	// c.Pid() is the sandbox helper, the plugin's reaper (root); the
+	// plugin is its child (forked by one of its threads).
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", c.Pid()))
+	var kids []string
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	if len(kids) != 1 {
+		t.Fatalf("the helper's children: %q", kids)
+	}
+	st, err := os.Stat("/proc/" + kids[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,17 +2,30 @@ package runspec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 )
 
 // MaxEnvdirValue is the longest first line ReadEnvdir reads from one file,
 // in bytes: Linux refuses a single environment string longer than 128 KiB
 // (MAX_ARG_STRLEN), so a longer value could never reach the tool anyway.
 const MaxEnvdirValue = 128 << 10
+
+// Bounds on a whole envdir: Linux refuses to start a program whose
+// arguments and environment together pass ARG_MAX (2 MiB with the default
+// stack limit), so a bigger envdir could never reach the tool either.
+const (
+	// MaxEnvdirFiles is the most directory entries ReadEnvdir reads.
+	MaxEnvdirFiles = 1024
+	// MaxEnvdirBytes bounds the values of an envdir, summed.
+	MaxEnvdirBytes = 1 << 20
+)
 
 // ReadEnvdir reads a daemontools envdir: one variable per file in dir, named
 // after the file. The rules are daemontools' (see NOTES.md, Processes):
@@ -27,14 +40,16 @@ const MaxEnvdirValue = 128 << 10
 // Symbolic links are followed (a secret is often a link into a vault); a
 // link to nothing, or to something that is neither a regular file nor a
 // directory (a FIFO would block the launcher), is an error naming the file.
-// A first line longer than MaxEnvdirValue is an error. A missing dir
-// returns an error wrapping fs.ErrNotExist.
+// A first line longer than MaxEnvdirValue, more than MaxEnvdirFiles
+// entries or values longer than MaxEnvdirBytes in all are errors. A
+// missing dir returns an error wrapping fs.ErrNotExist.
 func ReadEnvdir(dir string) (map[string]*string, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := readDirBounded(dir, MaxEnvdirFiles)
 	if err != nil {
 		return nil, fmt.Errorf("reading envdir: %w", err)
 	}
 	vars := make(map[string]*string, len(entries))
+	total := 0
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
@@ -58,16 +73,39 @@ func ReadEnvdir(dir string) (map[string]*string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading envdir: %w", err)
 		}
+		if value != nil {
+			if total += len(*value); total > MaxEnvdirBytes {
+				return nil, fmt.Errorf("reading envdir %q: its values are longer than %d bytes in all (at file %q)", dir, MaxEnvdirBytes, name)
+			}
+		}
 		vars[name] = value
 	}
 	return vars, nil
+}
+
+// readDirBounded lists dir, refusing one of more than max entries
+// without reading them all.
+func readDirBounded(dir string, max int) ([]os.DirEntry, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	entries, err := d.ReadDir(max + 1)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if len(entries) > max {
+		return nil, fmt.Errorf("%q holds more than %d entries", dir, max)
+	}
+	return entries, nil
 }
 
 // readEnvdirValue reads one envdir file: nil for an empty file, else its
 // first line trimmed and with NULs turned into newlines. It reads at most
 // MaxEnvdirValue+1 bytes, enough to find the end of any acceptable line.
 func readEnvdirValue(path string) (*string, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path) // a FIFO swapped in after the Stat is refused, not waited on
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package runspec
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -148,5 +149,36 @@ func TestReadEnvdirLongValues(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"TOO_LONG": atLimit + "x"})
 	if _, err := ReadEnvdir(dir); err == nil || !strings.Contains(err.Error(), "TOO_LONG") {
 		t.Fatalf("err = %v, want one naming TOO_LONG", err)
+	}
+}
+
+// TestReadEnvdirBounds: an envdir of more entries than MaxEnvdirFiles, or
+// whose values pass MaxEnvdirBytes in all, is refused naming the limit;
+// one just within both is read.
+func TestReadEnvdirBounds(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	value := strings.Repeat("v", MaxEnvdirBytes/MaxEnvdirFiles)
+	for i := range MaxEnvdirFiles {
+		files[fmt.Sprintf("V%04d", i)] = value
+	}
+	writeFiles(t, dir, files)
+	if got, err := ReadEnvdir(dir); err != nil || len(got) != MaxEnvdirFiles {
+		t.Fatalf("ReadEnvdir at the limits: %d vars, %v", len(got), err)
+	}
+	writeFiles(t, dir, map[string]string{"V9999": "x"})
+	if _, err := ReadEnvdir(dir); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d entries", MaxEnvdirFiles)) {
+		t.Errorf("too many files: %v", err)
+	}
+
+	dir = t.TempDir()
+	big := strings.Repeat("x", MaxEnvdirValue)
+	files = map[string]string{}
+	for i := range MaxEnvdirBytes/MaxEnvdirValue + 1 {
+		files[fmt.Sprintf("B%d", i)] = big
+	}
+	writeFiles(t, dir, files)
+	if _, err := ReadEnvdir(dir); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("longer than %d bytes in all", MaxEnvdirBytes)) {
+		t.Errorf("too many bytes: %v", err)
 	}
 }

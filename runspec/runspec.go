@@ -166,6 +166,7 @@ func buildSpec(t *manifest.Tool, toolDir string) (*sandbox.Spec, error) {
 	if id := t.Runtime.RunAs; id != nil {
 		spec.RunAs = &sandbox.Identity{UID: id.UID, GID: id.GID, Groups: id.Groups}
 	}
+	spec.Limits = Limits(t.Runtime.Limits)
 	return spec, nil
 }
 

@@ -28,8 +28,9 @@ func bwrapPath() (string, error) {
 // symlinks (--ro-bind-fd/--bind-fd): neither shows in bwrap's command line,
 // which is also what /proc/1/cmdline shows inside. When info is true, bwrap
 // writes the sandbox's pid 1 (as seen from the host) on an extra pipe,
-// returned as infoR.
-func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, closers []*os.File, err error) {
+// returned as infoR. With rlimits in lp, info is on and the sandbox waits
+// for lp.blockW before it starts the tool (see releaseBwrap).
+func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, infoR *os.File, closers []*os.File, err error) {
 	path, err := bwrapPath()
 	if err != nil {
 		return nil, nil, nil, refuse(FieldSandbox, Bwrap, fixBwrap, "%v", err)
@@ -51,6 +52,10 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 		if err != nil {
 			closeAll(closers)
 			closers = nil
+			if lp.blockW != nil {
+				lp.blockW.Close()
+				lp.blockW = nil
+			}
 		}
 	}()
 
@@ -61,6 +66,7 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 		a("--share-net")
 	}
 	a("--die-with-parent", "--new-session", "--cap-drop", "ALL")
+	a(bwrapTmpfs(s.Limits.TmpSize, "/")...)
 	for _, e := range sys {
 		switch {
 		case e.link != "":
@@ -70,8 +76,9 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 		}
 	}
 	a("--proc", "/proc", "--dev", "/dev")
+	a(bwrapDevShm(s.Limits.TmpSize)...)
 	if s.TmpPrivate {
-		a("--tmpfs", "/tmp")
+		a(bwrapTmpfs(s.Limits.TmpSize, "/tmp")...)
 	}
 	// ExtraFiles[0] is fd 3 (the --args pipe); bind descriptors follow.
 	var extra []*os.File
@@ -102,7 +109,7 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 	closers = append(closers, seccompR)
 	a("--seccomp", nextFD())
 	extra = append(extra, seccompR)
-	if info {
+	if info || len(lp.rlimits) > 0 {
 		r, w, err := os.Pipe()
 		if err != nil {
 			return nil, nil, closers, fmt.Errorf("creating bwrap info pipe: %w", err)
@@ -111,6 +118,17 @@ func bwrapCmd(s *Spec, c Command, info bool) (cmd *exec.Cmd, infoR *os.File, clo
 		a("--info-fd", nextFD())
 		extra = append(extra, w)
 		infoR = r
+	}
+	if len(lp.rlimits) > 0 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			infoR.Close()
+			return nil, nil, closers, fmt.Errorf("creating bwrap block pipe: %w", err)
+		}
+		closers = append(closers, r)
+		a("--block-fd", nextFD())
+		extra = append(extra, r)
+		lp.blockW = w
 	}
 	a("--chdir", dirInside)
 

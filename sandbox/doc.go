@@ -25,6 +25,18 @@
 // TIOCSTI; unsandboxed children of a root toolbox get a TIOCSTI filter
 // (PrepareForkThread).
 //
+// An unconfined tool (mechanism None) goes through the same helper with
+// nothing restricted: it is only the tool's reaper, so that under every
+// mechanism no descendant of a tool, setsid ones included, outlives the
+// tool or toolbox itself (DESIGN.md §5). Output is read from pipes
+// toolbox owns, so that every byte a tool wrote before it exited is
+// delivered (see Command and Process.OutputCut).
+//
+// Every mechanism, none included, also applies the Spec's resource Limits
+// (rlimits before the tool's first instruction, sized tmpfs under bwrap,
+// a cgroup v2 per call where one is delegated: see Limits, limits_start.go
+// and DetectCgroup), refusing a limit nothing here can enforce.
+//
 // Detect finds out by running them what this machine can enforce, and
 // Resolve turns the operator's request (bwrap, landlock, auto, none) and
 // the tool's declaration into a mechanism or a *RefusalError naming the
@@ -35,8 +47,8 @@
 // What it deliberately does not do: choose defaults for a tool (the
 // runspec package turns a locked tool into a Spec and a Command), build the
 // tool's environment (the Command's Env is used as it is, and nothing of
-// the caller's is added), or limit resources (CPU, memory, process
-// counts). A landlock tool gets no /proc at all: Landlock has
+// the caller's is added), or choose limits (the compiler resolves them).
+// A landlock tool gets no /proc at all: Landlock has
 // no pid namespace and cannot tell the tool's own /proc entries from
 // toolbox's, whose environ a landlocked root process could still read
 // (tools that need /proc use bwrap). It runs on Linux only.

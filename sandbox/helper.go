@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strings"
 	"syscall"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -18,10 +17,12 @@ import (
 // (DESIGN.md §7: 125 = toolbox failed before launch).
 const exitSetupFailed = 125
 
-// runHelper is the landlock helper: it restricts one thread, starts the
-// tool from it, stays its parent as a child subreaper, and when the tool
-// ends kills every remaining descendant and exits with the tool's code
-// (128+signal when it was killed). It returns the exit code.
+// runHelper is the sandbox helper: for landlock it restricts one thread
+// and starts the tool from it; for an unconfined tool (Plain) it only
+// starts it (see reaperCmd). Either way it stays the tool's parent as a
+// child subreaper, and when the tool ends kills every remaining descendant
+// and exits with the tool's code (128+signal when it was killed). It
+// returns the exit code.
 func runHelper() int {
 	hs, status, err := readHelperSpec()
 	if err != nil {
@@ -40,7 +41,11 @@ func runHelper() int {
 		reportHelper(status, fmt.Errorf("becoming child subreaper: %w", err))
 		return exitSetupFailed
 	}
-	pid, exited, err := startRestricted(hs)
+	start := startRestricted
+	if hs.Plain {
+		start = startPlain
+	}
+	pid, exited, err := start(hs)
 	if err != nil {
 		reportHelper(status, err)
 		return exitSetupFailed
@@ -86,14 +91,14 @@ func readHelperSpec() (*helperSpec, *os.File, error) {
 	if hs.StatusFD > 2 {
 		status = os.NewFile(uintptr(hs.StatusFD), "helper-status")
 	}
-	if hs.Path == "" || len(hs.Argv) == 0 || hs.Dir == "" {
+	if hs.Path == "" || len(hs.Argv) == 0 || hs.Dir == "" && !hs.Plain {
 		return nil, status, errors.New("incomplete spec")
 	}
 	return hs, status, nil
 }
 
 func reportHelper(status *os.File, err error) {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := statusLine(err)
 	if status != nil {
 		_, _ = status.WriteString(msg + "\n")
 		status.Close()
@@ -124,6 +129,9 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if err := addLandlockRules(rulesetFD, hs); err != nil {
 		return 0, nil, err
 	}
+	if err := addLimitsWrapperRule(rulesetFD, hs); err != nil {
+		return 0, nil, err
+	}
 	cred, err := credential(hs.RunAs, Landlock)
 	if err != nil {
 		return 0, nil, err
@@ -135,59 +143,30 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	// The helper starts with an empty environment; whatever a Cmd caller
 	// appended to it (go-plugin's handshake variables) is for the tool.
 	env := append(hs.Env, os.Environ()...)
-	type result struct {
-		pid int
-		err error
-	}
-	started := make(chan result, 1)
+	started := make(chan startResult, 1)
 	exited := make(chan int, 1) // the tool's exit code
 	go onNonLeaderThread(func() {
 		if err := unshareIPC(); err != nil {
-			started <- result{err: err}
+			started <- startResult{err: err}
 			return
 		}
 		if err := dropCapabilities(); err != nil {
-			started <- result{err: err}
+			started <- startResult{err: err}
 			return
 		}
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			started <- result{err: fmt.Errorf("setting no_new_privs: %w", err)}
+			started <- startResult{err: fmt.Errorf("setting no_new_privs: %w", err)}
 			return
 		}
 		if err := llsys.LandlockRestrictSelf(rulesetFD, flags); err != nil {
-			started <- result{err: fmt.Errorf("enforcing the landlock ruleset: %w", err)}
+			started <- startResult{err: fmt.Errorf("enforcing the landlock ruleset: %w", err)}
 			return
 		}
 		if err := loadFilter(prog); err != nil {
-			started <- result{err: err}
+			started <- startResult{err: err}
 			return
 		}
-		pid, err := syscall.ForkExec(hs.Path, hs.Argv, &syscall.ProcAttr{
-			Dir:   hs.Dir,
-			Env:   env,
-			Files: []uintptr{0, 1, 2},
-			Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred},
-		})
-		if err != nil {
-			started <- result{err: &os.PathError{Op: "exec", Path: hs.Path, Err: err}}
-			return
-		}
-		started <- result{pid: pid}
-		for {
-			var ws syscall.WaitStatus
-			got, err := syscall.Wait4(-1, &ws, 0, nil)
-			if errors.Is(err, syscall.EINTR) {
-				continue
-			}
-			if err != nil { // only once our parent died: runHelper reaps too, and no longer reads exited
-				exited <- exitSetupFailed
-				return
-			}
-			if got == pid {
-				exited <- exitCode(ws)
-				return
-			}
-		}
+		forkAndReap(hs, env, cred, started, exited)
 	})
 	r := <-started
 	return r.pid, exited, r.err

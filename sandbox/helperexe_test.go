@@ -103,7 +103,7 @@ func TestHelperRefusesUnknownSpecFields(t *testing.T) {
 		t.Fatalf("a spec of known fields: %+v, %v", hs, err)
 	}
 	for _, spec := range []string{
-		`{"path":"/bin/true","argv":["true"],"dir":"/","rlimits":{"nofile":64}}`,
+		`{"path":"/bin/true","argv":["true"],"dir":"/","a_future_restriction":{"deny":["/home"]}}`,
 		`{"path":"/bin/true","argv":["true"],"dir":"/","grants":[{"path":"/usr","dir":true,"deny":true}]}`,
 	} {
 		if _, err := decodeHelperSpec([]byte(spec)); err == nil || !strings.Contains(err.Error(), "unknown field") {

@@ -19,7 +19,9 @@ import (
 //     child (Go opens its own descriptors close-on-exec already).
 //
 // In a process that did not call Init, landlock refuses to start tools
-// (ErrStartFailed) and Detect reports it unusable, saying why.
+// (ErrStartFailed) and Detect reports it unusable, saying why. (The
+// wrapper that gives a tool its limits under none runs from this
+// package's initialisation and needs no Init: see limitexec.go.)
 func Init() {
 	if len(os.Args) > 1 && os.Args[1] == helperArg {
 		// Nothing to flush: exit at once, without os.Exit's hooks (a race

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -52,15 +51,23 @@ const helperArg = "__toolbox-sandbox-exec"
 // helperSpec is what the helper reads from fd 3, as JSON: never argv or
 // the environment, which other processes can read.
 type helperSpec struct {
+	// Plain starts the tool unconfined (mechanism None): the helper is
+	// only its reaper.
+	Plain     bool          `json:"plain,omitempty"`
 	Path      string        `json:"path"` // resolved executable
 	Argv      []string      `json:"argv"` // argv[0] included
 	Env       []string      `json:"env"`  // the tool's complete environment
-	Dir       string        `json:"dir"`  // resolved working directory
+	Dir       string        `json:"dir"`  // resolved working directory ("" when Plain: the helper's)
 	Grants    []helperGrant `json:"grants"`
 	RunAs     *Identity     `json:"run_as,omitempty"`
 	ParentPID int           `json:"parent_pid"` // the process that started the helper
 	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
 	Seccomp   []byte        `json:"seccomp"`    // the tool's compiled seccomp filter (bpfBytes)
+	// Rlimits, when set, are given to the tool by the limits wrapper,
+	// which also joins the call's cgroup through ProcsFD (0 = none). See
+	// helperFork.
+	Rlimits []rlimit `json:"rlimits,omitempty"`
+	ProcsFD int      `json:"procs_fd,omitempty"`
 }
 
 // helperGrant is one resolved path the tool may use. Dir comes from the
@@ -90,12 +97,10 @@ func minimalGrants(gs []helperGrant) []helperGrant {
 	return out
 }
 
-// landlockCmd builds the helper invocation for c: the current binary
-// re-executed with argv[0] preserved and argv[1] = helperArg, with an
-// empty environment (the tool's travels in the spec). When status is true
-// the helper reports "ok" or its setup error on an extra pipe, returned as
-// statusR.
-func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
+// landlockCmd builds the helper invocation for c (see helperCmd). When
+// status is true the helper reports "ok" or its setup error on an extra
+// pipe, returned as statusR.
+func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
 	if r := landlockDeclRefusal(s.NetNone, s.TmpPrivate); r != nil {
 		return nil, nil, nil, r
 	}
@@ -142,41 +147,7 @@ func landlockCmd(s *Spec, c Command, status bool) (cmd *exec.Cmd, statusR *os.Fi
 		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir})
 	}
 	hs.Grants = minimalGrants(grants)
-	extra := []*os.File{nil}
-	if status {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("creating helper status pipe: %w", err)
-		}
-		closers = append(closers, w)
-		extra = append(extra, w)
-		hs.StatusFD = 4
-		statusR = r
-	}
-	data, err := json.Marshal(hs)
-	if err != nil {
-		closeAll(closers)
-		return nil, nil, nil, fmt.Errorf("encoding helper spec: %w", err)
-	}
-	specR, err := feedPipe(data)
-	if err != nil {
-		closeAll(closers)
-		if statusR != nil {
-			statusR.Close()
-		}
-		return nil, nil, nil, fmt.Errorf("passing helper spec: %w", err)
-	}
-	closers = append(closers, specR)
-	extra[0] = specR
-	cmd = &exec.Cmd{
-		Path:       "/proc/self/exe",
-		Args:       []string{os.Args[0], helperArg},
-		Env:        []string{},
-		Dir:        "/",
-		ExtraFiles: extra,
-	}
-	withHelper(cmd) // or the binary UseHelper chose
-	return cmd, statusR, closers, nil
+	return helperCmd(&hs, status, lp)
 }
 
 func existing(paths []string) []string {
@@ -212,12 +183,14 @@ func readHelperStatus(r *os.File) error {
 	switch {
 	case line == "ok":
 		return nil
+	case statusError(line) != nil:
+		return statusError(line)
 	case line != "":
-		return fmt.Errorf("%w: landlock helper: %s", ErrStartFailed, line)
+		return fmt.Errorf("%w: sandbox helper: %s", ErrStartFailed, line)
 	case err == io.EOF:
-		return fmt.Errorf("%w: landlock helper exited before starting the tool", ErrStartFailed)
+		return fmt.Errorf("%w: sandbox helper exited before starting the tool", ErrStartFailed)
 	default:
-		return fmt.Errorf("%w: reading landlock helper status: %w", ErrStartFailed, err)
+		return fmt.Errorf("%w: reading sandbox helper status: %w", ErrStartFailed, err)
 	}
 }
 

@@ -19,9 +19,9 @@ func requireSetsid(t *testing.T) {
 	}
 }
 
-// A grandchild that leaves the tool's session survives the tool under
-// None (the twin: that is the leak), and dies with it under both
-// sandboxes.
+// A grandchild that leaves the tool's session dies with the tool under
+// every mechanism (None: the reaper), and the twin: a child that ends
+// before the tool does delivers its output.
 func TestSetsidGrandchildDiesWithTool(t *testing.T) {
 	requireSetsid(t)
 	for i, m := range []Mechanism{None, Bwrap, Landlock} {
@@ -32,16 +32,13 @@ func TestSetsidGrandchildDiesWithTool(t *testing.T) {
 			if r.stdout != "started\n" {
 				t.Fatalf("tool: %q %q", r.stdout, r.stderr)
 			}
-			if m == None {
-				pids := processesWithArgs("sleep", secs)
-				killAll(pids)
-				if len(pids) == 0 {
-					t.Fatal("twin: the setsid grandchild did not outlive the tool under None")
-				}
-				return
-			}
 			if !eventually(func() bool { return len(processesWithArgs("sleep", secs)) == 0 }) {
+				killAll(processesWithArgs("sleep", secs))
 				t.Fatalf("setsid grandchild still running after the tool ended: %v", processesWithArgs("sleep", secs))
+			}
+			r = runSh(t, &Spec{Mechanism: m}, `(setsid sh -c 'echo grandchild') & wait; echo tool`)
+			if r.code != 0 || r.stdout != "grandchild\ntool\n" {
+				t.Fatalf("twin: a grandchild that finished in time: exit %d, %q %q", r.code, r.stdout, r.stderr)
 			}
 		})
 	}
@@ -56,15 +53,15 @@ func killAll(pids []string) {
 	}
 }
 
-// When toolbox itself dies (crash, SIGKILL), a sandboxed tool and its
-// setsid grandchildren die with it: bwrap's --die-with-parent, the
-// helper's parent-death signal. The test binary plays toolbox in a child
+// When toolbox itself dies (crash, SIGKILL), a tool and its setsid
+// grandchildren die with it: bwrap's --die-with-parent, the helper's
+// parent-death signal (landlock and None). The test binary plays toolbox in a child
 // process that starts the tool and exits without cleaning up.
 func TestToolDiesWithToolbox(t *testing.T) {
 	requireSetsid(t)
 	exe, err := os.Executable()
 	must(t, err)
-	for i, m := range sandboxed {
+	for i, m := range []Mechanism{None, Bwrap, Landlock} {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
 			secs := fmt.Sprintf("%d.%d", 920+i, os.Getpid()%1000)
@@ -106,7 +103,7 @@ func spawnAndExit(arg string) int {
 // Killing a tool (a timeout) takes its setsid grandchildren down too.
 func TestSetsidGrandchildDiesWithKill(t *testing.T) {
 	requireSetsid(t)
-	for i, m := range sandboxed {
+	for i, m := range []Mechanism{None, Bwrap, Landlock} {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
 			secs := fmt.Sprintf("%d.%d", 910+i, os.Getpid()%1000)

@@ -20,7 +20,8 @@ import (
 
 // testToolArg makes the test binary a small network client, for the net
 // tests (a shell cannot open sockets): argv = [exe, testToolArg, kind,
-// addr]; or, with kind "spawn", a fake toolbox (see spawnAndExit).
+// addr]; or, with kind "spawn", a fake toolbox (see spawnAndExit); or,
+// with kind "handout", a tool that gives its stdout away (see handout).
 const testToolArg = "__sandbox-test-tool"
 
 // canaryVar is in this test process's initial environment (what
@@ -31,8 +32,11 @@ func TestMain(m *testing.M) {
 	Init() // the landlock helper re-executes this binary
 	if len(os.Args) > 3 && os.Args[1] == testToolArg {
 		// unix.Exit: a race build would sleep a second in os.Exit.
-		if os.Args[2] == "spawn" {
+		switch os.Args[2] {
+		case "spawn":
 			unix.Exit(spawnAndExit(os.Args[3]))
+		case "handout":
+			unix.Exit(handout(os.Args[3]))
 		}
 		if os.Args[2] == probeArg {
 			unix.Exit(syscallProbe(os.Args[3:]))

@@ -32,6 +32,8 @@ type Support struct {
 	// why not.
 	RunAs       bool
 	RunAsReason string
+	// Cgroup is what cgroup v2 offers for limits (DetectCgroup).
+	Cgroup CgroupSupport
 }
 
 // Need is what a tool declared, as far as choosing a mechanism goes.
@@ -70,7 +72,7 @@ func Detect() Support {
 var probeIdentity = &Identity{UID: 65534, GID: 65534, Groups: []uint32{65534}}
 
 func probe() Support {
-	var s Support
+	s := Support{Cgroup: DetectCgroup()}
 	if os.Geteuid() == 0 {
 		s.RunAs = true
 	} else {

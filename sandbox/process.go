@@ -24,6 +24,13 @@ import (
 // reached through a pipe that toolbox copies; as Stdin it is not read at
 // all (the child gets the empty pipe: tools take their input as
 // arguments, and a copy from a terminal could never be interrupted).
+//
+// Output: an *os.File that is not a terminal is handed to the child as it
+// is (the caller reads it). Any other Writer gets the child's output
+// through a pipe toolbox reads (see Process.OutputCut): every byte written
+// before the child exited reaches it before Done is closed. Writes to it
+// come from one goroutine per stream; an error from it stops the copy to
+// it, never the reading (the child is never blocked by a failed reader).
 type Command struct {
 	Path   string
 	Args   []string
@@ -47,6 +54,11 @@ type Process struct {
 
 	info     chan struct{} // closed once innerPid is known (bwrap)
 	innerPid int           // bwrap: the sandbox's pid 1 as seen from the host
+
+	reaper    bool       // the child is the sandbox helper (landlock, None)
+	outs      []*outPipe // the output pipes toolbox reads
+	cut       bool       // set before done: see OutputCut
+	startTime uint64     // the child's start time, set before Start returns
 }
 
 // ErrStartFailed wraps errors from starting the child (not found, not
@@ -54,8 +66,9 @@ type Process struct {
 // that cannot be honoured are *RefusalError instead.
 var ErrStartFailed = errors.New("start failed")
 
-// waitDelay bounds how long Wait waits for stdout/stderr once the child
-// has exited, so that a grandchild holding a pipe open cannot hang it.
+// waitDelay bounds how long Wait waits for os/exec's copy of a Stdin that
+// is not an *os.File once the child has exited (the child reads nothing
+// more). Output is not os/exec's: see outPipe.
 const waitDelay = 500 * time.Millisecond
 
 // prepared is a confined, unstarted child and what its parent must do
@@ -65,18 +78,26 @@ type prepared struct {
 	mech    Mechanism
 	spec    *Spec      // for PrepareForkThread
 	closers []*os.File // the child's ends of pipes and bind descriptors
-	infoR   *os.File   // bwrap --info-fd, read end (Start only)
-	statusR *os.File   // landlock helper status, read end (Start only)
+	infoR   *os.File   // bwrap --info-fd, read end (Start, or limits)
+	statusR *os.File   // sandbox helper status, read end (Start only)
+	limitsR *os.File   // none limits wrapper status, read end (Start only, without Init)
+	outs    []*outPipe // output pipes toolbox reads (Start only)
+	reaper  bool       // the child is the sandbox helper (landlock, None)
+	limits  *limitPlan
+	runAs   *Identity // who bwrap runs as (nil: toolbox's user)
 }
 
 func (p *prepared) closeChildEnds() { closeAll(p.closers) }
 
 func (p *prepared) closeAll() {
 	p.closeChildEnds()
-	for _, f := range []*os.File{p.infoR, p.statusR} {
+	for _, f := range []*os.File{p.infoR, p.statusR, p.limitsR, p.limits.blockW} {
 		if f != nil {
 			f.Close()
 		}
+	}
+	for _, o := range p.outs {
+		o.r.Close()
 	}
 }
 
@@ -91,9 +112,10 @@ func (p *prepared) closeAll() {
 // terminal, but prefer go-plugin's RunnerFunc around Start, which keeps
 // every guarantee of Start.
 //
-// Differences from Start: bwrap's Signal refinement and the landlock
-// helper's start confirmation are not available (a landlock setup failure
-// shows as exit code 125 with the reason on stderr), and Pdeathsig and
+// Differences from Start: bwrap's Signal refinement and the sandbox
+// helper's start confirmation (landlock, None) are not available (a setup
+// failure shows as exit code 125 with the reason on stderr), output is the
+// caller's to copy (see CopyOutput), and Pdeathsig and
 // --die-with-parent follow the OS thread that calls Start: start it from a
 // goroutine that holds runtime.LockOSThread until Wait returns, after
 // calling PrepareForkThread on it (it gives an unsandboxed child its
@@ -106,11 +128,37 @@ func Cmd(spec *Spec, c Command) (*exec.Cmd, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	lp := p.limits
+	if lp.blockW != nil {
+		// The sandbox waits for its limits before it starts the tool.
+		infoR, blockW := p.infoR, lp.blockW
+		p.infoR, lp.blockW = nil, nil
+		go func() { _, _ = releaseBwrap(infoR, blockW, 0, p.runAs, lp.rlimits) }()
+	}
 	var once sync.Once
-	return p.cmd, func() { once.Do(p.closeAll) }, nil
+	return p.cmd, func() {
+		once.Do(func() {
+			p.closeAll()
+			if lp.cg != nil {
+				pid := 0
+				if p.cmd.Process != nil {
+					pid = p.cmd.Process.Pid
+				}
+				lp.cg.removeAfter(pid)
+			}
+		})
+	}, nil
 }
 
+// planner decides the limits of one start (planLimits; tests inject
+// their own cgroup through it).
+type planner func(s *Spec, m Mechanism) (*limitPlan, error)
+
 func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
+	return prepareWith(spec, c, forStart, planLimits)
+}
+
+func prepareWith(spec *Spec, c Command, forStart bool, plan planner) (*prepared, error) {
 	s := spec
 	if s == nil {
 		s = &Spec{}
@@ -123,46 +171,71 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{mech: m, spec: s}
 	switch m {
-	case None:
-		p.cmd = exec.Command(c.Path, c.Args...)
-		p.cmd.Env = c.Env
-		if p.cmd.Env == nil {
-			p.cmd.Env = []string{}
-		}
-		p.cmd.Dir = c.Dir
-		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
-	case Bwrap:
-		p.cmd, p.infoR, p.closers, err = bwrapCmd(s, c, forStart)
-		if err != nil {
-			return nil, err
-		}
-		// bwrap itself runs as the run_as user: --uid would not change
-		// who owns the files the tool creates on the host.
-		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
-	case Landlock:
-		p.cmd, p.statusR, p.closers, err = landlockCmd(s, c, forStart)
-		if err != nil {
-			return nil, err
-		}
-		p.cmd.SysProcAttr = helperSysProcAttr() // the helper switches user for the tool
+	case None, Bwrap, Landlock:
 	case Auto:
 		return nil, fmt.Errorf("sandbox mechanism %q must be resolved first (see Resolve)", m)
 	default:
 		return nil, fmt.Errorf("unknown sandbox mechanism %q", m)
 	}
-	if err := p.stdio(c); err != nil {
-		p.closeAll()
+	lp, err := plan(s, m)
+	if err != nil {
 		return nil, err
+	}
+	p := &prepared{mech: m, spec: s, limits: lp, runAs: s.RunAs}
+	fail := func(err error) (*prepared, error) {
+		p.closeAll()
+		if lp.cg != nil {
+			lp.cg.remove()
+		}
+		return nil, err
+	}
+	switch m {
+	case None:
+		if !initDone.Load() && len(lp.rlimits) > 0 {
+			// No sandbox helper in this process (it never called Init):
+			// the limits wrapper alone applies the limits.
+			p.cmd, p.limitsR, p.closers, err = noneCmd(c, lp.rlimits, lp.cg, forStart)
+			if err != nil {
+				return fail(err)
+			}
+			p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
+			break
+		}
+		p.cmd, p.statusR, p.closers, err = reaperCmd(s, c, cred, forStart, lp)
+		if err != nil {
+			return fail(err)
+		}
+	case Bwrap:
+		p.cmd, p.infoR, p.closers, err = bwrapCmd(s, c, forStart, lp)
+		if err != nil {
+			return fail(err)
+		}
+		// bwrap itself runs as the run_as user: --uid would not change
+		// who owns the files the tool creates on the host.
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+		if lp.cg != nil {
+			p.cmd.SysProcAttr.UseCgroupFD, p.cmd.SysProcAttr.CgroupFD = true, int(lp.cg.fd.Fd())
+		}
+	case Landlock:
+		p.cmd, p.statusR, p.closers, err = landlockCmd(s, c, forStart, lp)
+		if err != nil {
+			return fail(err)
+		}
+		p.cmd.SysProcAttr = helperSysProcAttr() // the helper switches user for the tool
+	}
+	p.reaper = m == Landlock || m == None && initDone.Load()
+	if err := p.stdio(c, forStart); err != nil {
+		return fail(err)
 	}
 	p.cmd.WaitDelay = waitDelay
 	return p, nil
 }
 
 // stdio gives the child an empty pipe for a nil (or terminal) Stdin and
-// never a terminal.
-func (p *prepared) stdio(c Command) error {
+// never a terminal; for Start, output that is not a plain file goes
+// through pipes toolbox reads (see outPipe).
+func (p *prepared) stdio(c Command, forStart bool) error {
 	in := c.Stdin
 	if f, ok := in.(*os.File); ok && isTerminal(f) {
 		in = nil
@@ -179,8 +252,27 @@ func (p *prepared) stdio(c Command) error {
 	default:
 		p.cmd.Stdin = in
 	}
-	p.cmd.Stdout = noTerminal(c.Stdout)
-	p.cmd.Stderr = noTerminal(c.Stderr)
+	if !forStart {
+		p.cmd.Stdout = noTerminal(c.Stdout)
+		p.cmd.Stderr = noTerminal(c.Stderr)
+		return nil
+	}
+	for _, s := range []struct {
+		dst io.Writer
+		set *io.Writer
+	}{{c.Stdout, &p.cmd.Stdout}, {c.Stderr, &p.cmd.Stderr}} {
+		if f, ok := s.dst.(*os.File); s.dst == nil || ok && !isTerminal(f) {
+			*s.set = s.dst
+			continue
+		}
+		o, w, err := newOutPipe(s.dst)
+		if err != nil {
+			return fmt.Errorf("creating output pipe: %w", err)
+		}
+		p.closers = append(p.closers, w)
+		p.outs = append(p.outs, o)
+		*s.set = w
+	}
 	return nil
 }
 
@@ -205,11 +297,18 @@ func isTerminal(f *os.File) bool {
 // cannot be honoured, ErrStartFailed (wrapping the cause, e.g.
 // fs.ErrNotExist) when the child could not be started.
 func Start(spec *Spec, c Command) (*Process, error) {
-	pr, err := prepare(spec, c, true)
+	return startWith(spec, c, planLimits)
+}
+
+func startWith(spec *Spec, c Command, plan planner) (*Process, error) {
+	pr, err := prepareWith(spec, c, true, plan)
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{cmd: pr.cmd, mech: pr.mech, done: make(chan struct{}), info: make(chan struct{})}
+	p := &Process{
+		cmd: pr.cmd, mech: pr.mech, done: make(chan struct{}), info: make(chan struct{}),
+		reaper: pr.reaper, outs: pr.outs,
+	}
 	started := make(chan error, 1)
 	go p.run(pr, started)
 	if err := <-started; err != nil {
@@ -222,7 +321,22 @@ func Start(spec *Spec, c Command) (*Process, error) {
 			return nil, err
 		}
 	}
-	if pr.infoR != nil {
+	if pr.limitsR != nil {
+		if err := readLimitsStatus(pr.limitsR); err != nil {
+			_, _ = p.Wait() // the wrapper exits once it has reported
+			return nil, err
+		}
+	}
+	if pr.limits.blockW != nil {
+		pid, err := releaseBwrap(pr.infoR, pr.limits.blockW, p.Pid(), pr.runAs, pr.limits.rlimits)
+		p.innerPid = pid
+		close(p.info)
+		if err != nil {
+			_ = p.Signal(syscall.SIGKILL)
+			_, _ = p.Wait()
+			return nil, err
+		}
+	} else if pr.infoR != nil {
 		go func() {
 			p.innerPid = readBwrapInfo(pr.infoR)
 			close(p.info)
@@ -245,11 +359,19 @@ func (p *Process) run(pr *prepared, started chan<- error) {
 	pr.closeChildEnds()
 	if err != nil {
 		pr.closeAll()
+		if pr.limits.cg != nil {
+			pr.limits.cg.remove()
+		}
 		started <- err
 		return
 	}
-	started <- nil
 	pid := pr.cmd.Process.Pid
+	// Nobody reaps the child but this goroutine: its /proc entry is there.
+	p.startTime, _ = startTimeOf(pid)
+	for _, o := range p.outs {
+		go o.copy()
+	}
+	started <- nil
 	// Wait for the exit without reaping: while the child is a zombie its
 	// pid and group id cannot be reused, so the group kill below (and any
 	// Signal until then) reaches only its own leftovers.
@@ -266,7 +388,18 @@ func (p *Process) run(pr *prepared, started chan<- error) {
 	// the child: the call ends when the tool exits.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	p.mu.Unlock()
+	for _, o := range p.outs {
+		o.exited()
+	}
 	p.err = pr.cmd.Wait()
+	for _, o := range p.outs {
+		<-o.done
+		p.cut = p.cut || o.cut.Load()
+	}
+	if pr.limits.cg != nil {
+		// What is left in the call's cgroup dies with the call.
+		pr.limits.cg.remove()
+	}
 	close(p.done)
 }
 
@@ -279,7 +412,9 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // its group; bwrap would otherwise tear the sandbox down at once), and
 // SIGKILL kills bwrap, which takes the whole sandbox down. Under landlock,
 // SIGKILL first kills every descendant of the helper, setsid grandchildren
-// included. After the child has exited Signal returns os.ErrProcessDone.
+// included (likewise under None, whose child is the same helper without
+// restrictions). After the child has exited Signal returns
+// os.ErrProcessDone.
 func (p *Process) Signal(sig syscall.Signal) error {
 	inner := 0
 	if p.mech == Bwrap && sig != syscall.SIGKILL {
@@ -302,7 +437,7 @@ func (p *Process) Signal(sig syscall.Signal) error {
 		if st, ok := readStat(inner); ok && st.ppid == pid {
 			return syscall.Kill(-inner, sig)
 		}
-	case p.mech == Landlock && sig == syscall.SIGKILL:
+	case p.reaper && sig == syscall.SIGKILL:
 		killTree(pid)
 	}
 	return syscall.Kill(-pid, sig)
@@ -311,9 +446,25 @@ func (p *Process) Signal(sig syscall.Signal) error {
 // Done is closed when the child has exited and its output is collected.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// OutputCut reports, once Done is closed, that a process outside the
+// child's tree (one the tool handed its stdout or stderr to) still held an
+// output pipe open half a second after the child exited: everything
+// written before the exit was delivered, what was written after that may
+// be missing. Descendants of the child do not cause it: they are killed
+// when it exits (under None without Init, only its process group is).
+func (p *Process) OutputCut() bool {
+	<-p.done
+	return p.cut
+}
+
+// StartTime is the child's start time as /proc/PID/stat reports it (clock
+// ticks after boot; 0 when it could not be read): with Pid it tells the
+// child apart from a later process given the same pid (see KillTree).
+func (p *Process) StartTime() uint64 { return p.startTime }
+
 // Wait waits for the child and returns its exit code, or 128+N when it was
-// killed by signal N (under landlock the helper reports the tool's signal
-// the same way). The error is nil for any exit code; it is non-nil (with
+// killed by signal N (under landlock and None the helper reports the
+// tool's signal the same way). The error is nil for any exit code; it is non-nil (with
 // code -1) only when waiting itself failed.
 func (p *Process) Wait() (int, error) {
 	<-p.done

@@ -12,8 +12,11 @@ import (
 
 // procStat is the part of /proc/PID/stat the process tree walk needs.
 type procStat struct {
-	pid, ppid int
-	state     byte
+	pid, ppid  int
+	pgid, sid  int
+	state      byte
+	start      uint64 // clock ticks after boot
+	hasDetails bool   // pgid, sid and start were read
 }
 
 // readStat parses /proc/PID/stat. The command name may hold spaces and
@@ -35,7 +38,23 @@ func readStat(pid int) (procStat, bool) {
 	if err != nil {
 		return procStat{}, false
 	}
-	return procStat{pid: pid, ppid: ppid, state: fields[0][0]}, true
+	st := procStat{pid: pid, ppid: ppid, state: fields[0][0]}
+	// fields[0] is field 3 (state): pgrp is field 5, session 6, starttime 22.
+	if len(fields) >= 20 {
+		pgid, err1 := strconv.Atoi(string(fields[2]))
+		sid, err2 := strconv.Atoi(string(fields[3]))
+		start, err3 := strconv.ParseUint(string(fields[19]), 10, 64)
+		if err1 == nil && err2 == nil && err3 == nil {
+			st.pgid, st.sid, st.start, st.hasDetails = pgid, sid, start, true
+		}
+	}
+	return st, true
+}
+
+// startTimeOf is pid's start time (clock ticks after boot).
+func startTimeOf(pid int) (uint64, bool) {
+	st, ok := readStat(pid)
+	return st.start, ok && st.hasDetails
 }
 
 // liveDescendants lists the processes below root that have not exited yet

@@ -64,4 +64,8 @@ type Spec struct {
 	// both mechanisms), but under landlock a connect to any socket path
 	// the tool can name is not confined (DESIGN.md §6).
 	UnixSockets bool
+	// Limits bound the child's resources under every mechanism (see
+	// Limits for how; the zero value limits nothing). A limit the machine
+	// cannot enforce for this child is refused (LimitsRefusal).
+	Limits Limits
 }

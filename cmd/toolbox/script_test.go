@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	// The test binary is also the landlock helper when the conditions
 	// below probe the sandbox (sandbox.Detect re-executes it).
 	sandbox.Init()
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removeBuilt{m}, map[string]func(){
 		"toolbox":      func() { os.Exit(cli.Main()) },
 		"toolbox-core": func() { os.Exit(corecmd.Main()) },
 	})

@@ -77,7 +77,9 @@ func looksLikeID(s string) bool {
 // "process"; ErrBadName, ErrNameInUse, *LimitError, ErrClosed; an empty
 // command, a missing working directory or one outside the sandbox; a
 // *sandbox.RefusalError when the sandbox cannot be honoured here;
-// launcher.ErrNotFound when the shell is missing.
+// launcher.ErrNotFound when the shell is missing; ErrNoRecord when its
+// record cannot be written (nothing runs); a *RecordError, with the
+// status, when a later record could not be written.
 func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command) (Status, error) {
 	if err := checkSession(sessionID); err != nil {
 		return Status{}, err
@@ -103,8 +105,13 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	if err != nil {
 		return Status{}, fmt.Errorf("running a command: %w", err)
 	}
-	var env []string
 	if spec == nil {
+		spec = s.commandSpec() // unconfined: only the builtin's limits
+	} else if lim := lock.BuiltinLimits[CommandTool]; lim != nil {
+		spec.Limits = runspec.Limits(lim)
+	}
+	var env []string
+	if spec == nil || spec.Mechanism == sandbox.None {
 		env, err = commandEnv(c, s.cfg.CallerEnv, sessionID)
 	} else {
 		dir, env, err = confinedCommand(c, spec, dir, lock.EnvAllowlist, s.cfg.CallerEnv, sessionID)
@@ -120,22 +127,18 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 		cancelSig: CommandCancel,
 		onExit:    onExitReport,
 		deadline:  c.Timeout,
-		runtime:   commandRuntime(s.self, dir, workDir()),
+		runtime:   commandRuntime(s.self, spec, dir, workDir()),
 	}
 	p, err := s.reserve(sessionID, reservation{kind: KindCommand, tool: CommandTool, name: c.Name, label: c.Label, command: c.Cmd, plan: plan})
 	if err != nil {
 		return Status{}, fmt.Errorf("running a command: %w", err)
 	}
-	in, err := p.launch()
-	if err != nil {
-		s.release(p)
-		return Status{}, fmt.Errorf("running a command: %w", err)
-	}
-	p.begin(in)
 	// The inline waiter registers before the command can finish, so a
 	// command that ends within the wait is never also mailed (inline.go).
 	p.beginInline()
-	go p.run(in)
+	if err := p.launchRecorded(); err != nil {
+		return Status{}, fmt.Errorf("running a command: %w", err)
+	}
 	<-p.readyCh // immediate: answered at once
 	wait := c.Wait
 	switch {
@@ -147,7 +150,7 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	p.waitDone(ctx, wait)
 	st, _ := p.endInline(ctx)
 	p.addOutput(&st, true)
-	return st, nil
+	return st, p.recordError()
 }
 
 // workDir is the supervisor's working directory ("" when unknown).
@@ -250,4 +253,14 @@ func commandEnv(c Command, def []string, sessionID string) ([]string, error) {
 		env = append(env, k+"="+vars[k])
 	}
 	return env, nil
+}
+
+// commandSpec confines nothing but applies the locked limits of builtin
+// "process" (nil when it has none).
+func (s *Supervisor) commandSpec() *sandbox.Spec {
+	l, _ := s.lockSnapshot()
+	if l == nil || l.BuiltinLimits[CommandTool] == nil {
+		return nil
+	}
+	return &sandbox.Spec{Mechanism: sandbox.None, Limits: runspec.Limits(l.BuiltinLimits[CommandTool])}
 }

@@ -464,7 +464,7 @@ func TestDefaultLimits(t *testing.T) {
 	}
 	var last Status
 	for i := range 101 {
-		st, err := s.RunCommand(ctx, "finished", Command{Cmd: "true"})
+		st, err := s.RunCommand(ctx, "finished", Command{Cmd: "true", Wait: MaxWait})
 		if err != nil || !st.Done {
 			t.Fatalf("finished %d: %+v, %v", i, st.Handle, err)
 		}

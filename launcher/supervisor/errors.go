@@ -42,7 +42,32 @@ var (
 	ErrClosed = errors.New("supervisor closed")
 	// ErrNotStartable: a tool that is not a service or stream exec tool.
 	ErrNotStartable = errors.New("tool cannot be started")
+	// ErrNoRecord: a process record could not be written to the state dir
+	// (a full disk, say): a start refused before anything ran, or a
+	// *RecordError.
+	ErrNoRecord = errors.New("process record not written")
 )
+
+// RecordError is returned with a valid result (the Handle or Status) when
+// the operation happened but the process's latest record could not be
+// written to the state dir, even in place: a supervisor started after a
+// crash would show an older state. The supervisor retries the write every
+// recordRetry until it lands, and the process's Status.Notes say so
+// meanwhile.
+type RecordError struct {
+	Process string
+	// State is the state the record could not hold.
+	State State
+	Err   error
+}
+
+// Error says what happened, what was not written, and the fix.
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("process %s is %s, but its record could not be written to the state dir: %v; free space there (the write is retried every %s)", e.Process, e.State, e.Err, recordRetry)
+}
+
+// Unwrap returns ErrNoRecord and the write's error.
+func (e *RecordError) Unwrap() []error { return []error{ErrNoRecord, e.Err} }
 
 // LimitError is a start refused by a limit (DESIGN.md §5). Nothing running
 // is stopped to make room.

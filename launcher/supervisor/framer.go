@@ -23,7 +23,10 @@ type framer struct {
 	validator EventValidator // jsonl; nil checks JSON syntax only
 	readyRe   *regexp.Regexp // nil: no ready line awaited
 	onReady   func()
-	emit      func(launcher.Event)
+	// onLongLine, when set, is told of each startup line longer than
+	// MaxEventBytes: it is cut, so it is never taken for the ready line.
+	onLongLine func()
+	emit       func(launcher.Event)
 	// want, when set, is asked before an event is built (framed and
 	// validated); when it says no, skip is called instead. Under a flood
 	// most events are only counted, so they are not built.
@@ -103,6 +106,15 @@ func (f *framer) endLine() {
 	line, over := f.line, f.over
 	f.line, f.over = f.line[:0], false
 	if !f.ready {
+		if over {
+			// Only its first MaxEventBytes were kept: a match there could
+			// be undone by the rest (a 2 MB line once made a service
+			// "ready" that was not). A line too long to judge is no match.
+			if f.onLongLine != nil {
+				f.onLongLine()
+			}
+			return
+		}
 		if f.readyRe.Match(bytes.TrimSuffix(line, []byte("\r"))) {
 			f.ready = true
 			if f.onReady != nil {

@@ -10,13 +10,15 @@ import (
 const logsDir = "logs"
 
 // cappedLog appends a stream's full output to a file until max bytes,
-// then writes one line saying it stopped and drops the rest. Errors stop
-// the logging silently: a log must never block or fail the process.
+// then writes one line saying it stopped and drops the rest. An error
+// stops the logging and is told to onError (the process's status notes
+// it): a log must never block or fail the process.
 type cappedLog struct {
-	mu     sync.Mutex
-	f      *os.File
-	n, max int64
-	done   bool
+	mu      sync.Mutex
+	f       *os.File
+	n, max  int64
+	done    bool
+	onError func(path string, err error)
 }
 
 func (l *cappedLog) Write(p []byte) {
@@ -35,6 +37,9 @@ func (l *cappedLog) Write(p []byte) {
 		l.n += int64(k)
 		if err != nil {
 			l.done = true
+			if l.onError != nil {
+				l.onError(l.f.Name(), err)
+			}
 			return
 		}
 	}

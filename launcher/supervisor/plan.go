@@ -61,7 +61,7 @@ type launchPlan struct {
 	// framer and so the events, mails and send answers see it) and in
 	// reasons; nil when there are none.
 	redactor *launcher.Redactor
-	runtime *Runtime // what the handle shows (runtime.go)
+	runtime  *Runtime // what the handle shows (runtime.go)
 }
 
 // redact replaces the plan's secrets in s (a reason); a nil plan (a record

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -41,6 +42,7 @@ type proc struct {
 
 	persistMu sync.Mutex
 	dropped   bool // forgotten: never write its record again
+	retrying  bool // a retry of the record's write is scheduled
 
 	lmu       sync.Mutex
 	listeners map[*listener]struct{}
@@ -55,14 +57,18 @@ type proc struct {
 	reason    string
 	restarts  int
 	pid       int
+	pidStart  uint64 // pid's start time (sandbox.Process.StartTime)
 	inst      *instance
 	stopReq   bool
 	forced    bool
+	outputCut bool // a run's output was cut (sandbox.Process.OutputCut)
 	readySent bool
 	everReady bool
-	inline    int  // inline waiters registered (inline.go)
-	held      bool // finish held the completion mail back for them
-	delivered bool // one of them returned the final state
+	inline    int      // inline waiters registered (inline.go)
+	held      bool     // finish held the completion mail back for them
+	delivered bool     // one of them returned the final state
+	notes     []string // Status.Notes
+	recordErr error    // why the latest record could not be written; nil once it was
 }
 
 // instance is one run of a proc (a restart makes a new one).
@@ -79,6 +85,8 @@ type instance struct {
 
 	waitOnce sync.Once
 	code     int
+
+	longLine atomic.Bool // a startup line was too long to judge as the ready line
 
 	stdinMu  sync.Mutex
 	stdin    *os.File // write end; nil when closed or never kept
@@ -121,8 +129,13 @@ func newProc(s *Supervisor, id, sessionID string, r reservation) *proc {
 		logs, err := openLogs(s.cfg.StateDir, id, s.cfg.LogBytes)
 		if err != nil {
 			s.logf("process %s: %v", id, err)
+			p.note(fmt.Sprintf("its log files could not be opened (%v); its output is only in memory", err))
 		} else {
 			p.logs, p.logPaths = logs, &logs.paths
+			onError := func(path string, err error) {
+				p.note(fmt.Sprintf("its log file %s could not be written (%v): it stops there; the output ring in memory has the rest", path, err))
+			}
+			logs.out.onError, logs.err.onError = onError, onError
 		}
 	}
 	if r.kind == KindStream {
@@ -158,7 +171,7 @@ func loadedProc(s *Supervisor, r Record) *proc {
 		listeners: map[*listener]struct{}{},
 		slot:      -1,
 		state:     r.State, since: r.Since, started: r.Started,
-		exitCode: r.ExitCode, reason: r.Reason, restarts: r.Restarts, pid: r.PID,
+		exitCode: r.ExitCode, reason: r.Reason, restarts: r.Restarts, pid: r.PID, pidStart: r.PIDStart,
 		readySent: true,
 	}
 	if r.Ended != nil {
@@ -181,6 +194,10 @@ func (p *proc) launch() (*instance, error) {
 	if framing != "" || pl.readyRe != nil {
 		in.fr = newFramer(framing, pl.outValidator, pl.readyRe, in.markReady, func(e launcher.Event) { p.onEvent(e, in, in.fr.end) })
 		in.fr.want, in.fr.skip = p.wantEvent, p.skipEvent
+		in.fr.onLongLine = func() {
+			in.longLine.Store(true)
+			p.note(longLineNote)
+		}
 	}
 	cmd := pl.cmd
 	in.redOut = pl.redactor.Writer(&outWriter{p: p, in: in, stream: Stdout})
@@ -203,6 +220,9 @@ func (p *proc) launch() (*instance, error) {
 				in.out.abandon()
 			}
 			return nil, fmt.Errorf("creating stdin pipe: %w", err)
+		}
+		if pl.keepStdin {
+			growPipe(w, stdinPipeBytes) // room for one whole event of MaxSendBytes
 		}
 		cmd.Stdin = r
 	}
@@ -239,6 +259,9 @@ func (p *proc) launch() (*instance, error) {
 	return in, nil
 }
 
+// longLineNote says why a long startup line did not make a process ready.
+var longLineNote = fmt.Sprintf("a line before the ready line was longer than %d bytes: a line too long to judge is never taken for the ready line (ready.match)", MaxEventBytes)
+
 // startError classifies a failure to start, as the launcher does.
 func startError(path string, err error) error {
 	switch {
@@ -269,15 +292,41 @@ func (w *outWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// begin records a launched run: its pid, state starting.
-func (p *proc) begin(in *instance) {
+// begin records a launched run: its pid, state starting. The error is
+// the record's (persist).
+func (p *proc) begin(in *instance) error {
 	p.mu.Lock()
-	p.inst, p.pid = in, in.sp.Pid()
+	p.inst, p.pid, p.pidStart = in, in.sp.Pid(), in.sp.StartTime()
 	if !p.stopReq {
 		p.state, p.since = StateStarting, time.Now()
 	}
 	p.mu.Unlock()
-	p.persist()
+	return p.persist()
+}
+
+// launchRecorded launches the first run of a reserved process, so that no
+// process ever runs without its record: the record is written before
+// anything starts (an error wrapping ErrNoRecord, the reservation
+// released), and once more with the pid (when that fails the run is
+// killed: the error wraps ErrNoRecord too). Then it is supervised.
+func (p *proc) launchRecorded() error {
+	if err := p.persist(); err != nil {
+		p.s.release(p)
+		return fmt.Errorf("%w, so nothing was started: %w", ErrNoRecord, err)
+	}
+	in, err := p.launch()
+	if err != nil {
+		p.s.release(p)
+		return err
+	}
+	berr := p.begin(in)
+	go p.run(in)
+	if berr != nil {
+		p.requestStop(true)
+		<-p.done
+		return fmt.Errorf("%w with its pid, so process %s was killed: %w", ErrNoRecord, p.id, berr)
+	}
+	return nil
 }
 
 // endHow says how a run ended.
@@ -402,7 +451,11 @@ func (p *proc) awaitReady(in *instance) (end ending, over bool) {
 	case <-t.C:
 		_ = in.sp.Signal(syscall.SIGKILL)
 		code := p.reap(in)
-		return ending{how: endNotReady, code: code, reason: fmt.Sprintf("not ready within %s (runtime.timeout.start); its process group was killed", pl.startTimeout)}, true
+		why := fmt.Sprintf("not ready within %s (runtime.timeout.start); its process group was killed", pl.startTimeout)
+		if in.longLine.Load() {
+			why += "; " + longLineNote
+		}
+		return ending{how: endNotReady, code: code, reason: why}, true
 	case <-p.stopCh:
 		return ending{how: endStopped, code: p.stopRun(in), reason: "stopped before it was ready"}, true
 	}
@@ -413,7 +466,7 @@ func (p *proc) timeOut(in *instance, why string) ending {
 	p.mu.Lock()
 	p.state, p.since, p.reason = StateStopping, time.Now(), why
 	p.mu.Unlock()
-	p.persist()
+	_ = p.persist() // kept for Status and the callers (recordError)
 	return ending{how: endTimedOut, code: p.stopRun(in), ready: true, reason: why}
 }
 
@@ -431,6 +484,11 @@ func (p *proc) reap(in *instance) int {
 			p.s.logf("process %s: output its leftover descendants wrote after it exited was cut", p.id)
 		}
 		_, _ = in.redOut.Flush(), in.redErr.Flush() // before the framer and the ring close
+		if in.sp.OutputCut() {
+			p.mu.Lock()
+			p.outputCut = true
+			p.mu.Unlock()
+		}
 		if in.fr != nil {
 			in.fr.finish() // os/exec's copiers are done: Wait waited for them
 		}
@@ -462,7 +520,7 @@ func (p *proc) becameReady() {
 	first := !p.readySent
 	p.readySent = true
 	p.mu.Unlock()
-	p.persist() // before the answer: the caller may read the record
+	_ = p.persist() // before the answer: the caller may read the record
 	if first {
 		p.readyCh <- nil
 	}
@@ -535,7 +593,7 @@ func (p *proc) restarting(end ending) (time.Duration, int) {
 	p.reason = p.plan.redact(fmt.Sprintf("%s; restart %d of %d", why, n, p.s.cfg.Limits.RestartLimit))
 	reason := p.reason
 	p.mu.Unlock()
-	p.persist()
+	_ = p.persist()
 	p.mail.add(p.baseMail(MailRestart, StateRestarting, &code, reason, n))
 	delay := tm.RestartBackoff
 	for i := 1; i < n && delay < tm.RestartMaxBackoff; i++ {
@@ -549,6 +607,9 @@ func (p *proc) finish(state State, code int, reason string, readyOK bool) {
 	now := time.Now()
 	reason = p.plan.redact(reason)
 	p.mu.Lock()
+	if p.outputCut {
+		reason = strings.TrimPrefix(reason+"; "+launcher.OutputCutNote, "; ")
+	}
 	p.state, p.since, p.ended, p.reason, p.inst = state, now, now, reason, nil
 	if code >= 0 {
 		c := code
@@ -558,7 +619,7 @@ func (p *proc) finish(state State, code int, reason string, readyOK bool) {
 	p.readySent = true
 	held := p.holdCompletionLocked()
 	p.mu.Unlock()
-	p.persist()
+	_ = p.persist()
 	if p.logs != nil {
 		p.logs.close()
 	}

@@ -74,11 +74,15 @@ func toolRuntime(lockDir string, t *manifest.Tool, spec *sandbox.Spec, cmd sandb
 	return rt
 }
 
-// commandRuntime is a background command's runtime: unconfined, as the
-// supervisor's user, in dir (the supervisor's cwd when "").
-func commandRuntime(self identity, dir, cwd string) *Runtime {
+// commandRuntime is a background command's runtime: its mechanism (spec;
+// nil = unconfined), as the supervisor's user, in dir (its cwd when "").
+func commandRuntime(self identity, spec *sandbox.Spec, dir, cwd string) *Runtime {
 	if dir == "" {
 		dir = cwd
 	}
-	return &Runtime{Mechanism: string(sandbox.None), User: self.name, UID: self.uid, GID: self.gid, Rundir: dir}
+	mech := sandbox.None
+	if spec != nil && spec.Mechanism != "" {
+		mech = spec.Mechanism
+	}
+	return &Runtime{Mechanism: string(mech), User: self.name, UID: self.uid, GID: self.gid, Rundir: dir}
 }

@@ -28,11 +28,14 @@ import (
 //
 // Errors (nothing is written): ErrNoInput when the tool declares no
 // process.input; ErrInvalidEvent when the event is not JSON, breaks the
-// schema, or is a lines event that is not a one-line string;
+// schema, is a lines event that is not a one-line string, or is longer
+// than MaxSendBytes framed (or than the process's stdin pipe holds);
 // ErrNotRunning when the process is not running (starting, stopping,
-// restarting or finished). A process that does not read its stdin within
-// Timing.StdinWrite fails the send; if part of the event was written, its
-// input framing is broken and every later send is refused.
+// restarting or finished). A process that does not make room in its stdin
+// within Timing.StdinWrite fails the send with nothing written: an event
+// is written whole once the pipe has room for all of it, so a send never
+// leaves part of an event in the pipe (on Linux, where the pipe's room can
+// be read).
 func (s *Supervisor) Send(ctx context.Context, sessionID, ref string, event json.RawMessage) (SendResult, error) {
 	p, err := s.lookup(sessionID, ref)
 	if err != nil {
@@ -41,7 +44,13 @@ func (s *Supervisor) Send(ctx context.Context, sessionID, ref string, event json
 	if p.plan == nil || p.plan.inFraming == "" {
 		return SendResult{}, fmt.Errorf("sending to process %s (%s): %w: the tool declares no process.input", p.id, p.tool, ErrNoInput)
 	}
+	if n := len(event); n > MaxSendBytes {
+		return SendResult{}, fmt.Errorf("sending to process %s (%s): %w: the event is %d bytes, more than the %d a send writes", p.id, p.tool, ErrInvalidEvent, n, MaxSendBytes)
+	}
 	line, err := frameEvent(p.plan.inFraming, p.plan.inValidator, event)
+	if err == nil && len(line) > MaxSendBytes {
+		err = fmt.Errorf("%w: the event is %d bytes framed, more than the %d a send writes", ErrInvalidEvent, len(line), MaxSendBytes)
+	}
 	if err != nil {
 		return SendResult{}, fmt.Errorf("sending to process %s (%s): %w", p.id, p.tool, err)
 	}
@@ -147,7 +156,20 @@ func (in *instance) stdoutPos() int64 {
 	return in.out.produced()
 }
 
-// writeStdin writes one framed event, bounded by timeout.
+// MaxSendBytes bounds one sent event, framed (its line and newline). The
+// stdin pipe of a process that reads events is grown to stdinPipeBytes, so
+// that an event of this size fits in it whole; a system that refuses to
+// grow the pipe bounds sends by what it holds.
+const MaxSendBytes = 512 << 10
+
+// stdinPipeBytes is the size asked for the stdin pipe of a process that
+// reads events: twice MaxSendBytes, within Linux's default
+// /proc/sys/fs/pipe-max-size (1 MiB).
+const stdinPipeBytes = 2 * MaxSendBytes
+
+// writeStdin writes one framed event, bounded by timeout: once the pipe
+// has room for all of it (waitRoom), so that the event is never left half
+// written.
 func (in *instance) writeStdin(line []byte, timeout time.Duration) error {
 	in.stdinMu.Lock()
 	defer in.stdinMu.Unlock()
@@ -157,7 +179,11 @@ func (in *instance) writeStdin(line []byte, timeout time.Duration) error {
 		}
 		return fmt.Errorf("%w: its stdin is closed", ErrNotRunning)
 	}
-	_ = in.stdin.SetWriteDeadline(time.Now().Add(timeout))
+	deadline := time.Now().Add(timeout)
+	if err := waitRoom(in.stdin, len(line), deadline); err != nil {
+		return err
+	}
+	_ = in.stdin.SetWriteDeadline(deadline)
 	n, err := in.stdin.Write(line)
 	if err == nil {
 		return nil
@@ -172,6 +198,29 @@ func (in *instance) writeStdin(line []byte, timeout time.Duration) error {
 		return fmt.Errorf("%w: it closed its stdin", ErrNotRunning)
 	}
 	return fmt.Errorf("writing to its stdin: %w", err)
+}
+
+// waitRoom waits until the pipe f writes to can take n more bytes whole,
+// or deadline passes (an error: nothing is written). An event longer than
+// the pipe can ever hold is ErrInvalidEvent. Where the pipe's state cannot
+// be read it returns at once.
+func waitRoom(f *os.File, n int, deadline time.Time) error {
+	// A partly read page of the pipe is not reused until it is read whole.
+	page := os.Getpagesize()
+	for {
+		capacity, unread, ok := pipeState(f)
+		switch {
+		case !ok:
+			return nil
+		case n > capacity-page:
+			return fmt.Errorf("%w: the event is %d bytes framed, more than its stdin pipe holds (%d)", ErrInvalidEvent, n, capacity-page)
+		case capacity-unread-page >= n:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("the process did not read its stdin (%d bytes waiting) within the send's time; nothing was written", unread)
+		}
+		time.Sleep(2 * time.Millisecond) // the reader frees room: poll it
+	}
 }
 
 // wantEvent says whether the next output event is needed: a stream keeps

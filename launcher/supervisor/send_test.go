@@ -3,11 +3,15 @@ package supervisor
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/internal/locktest"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
@@ -220,4 +224,102 @@ func TestDeclaredSchemasNeedACompiler(t *testing.T) {
 	if _, err := RunStream(ctxT(t), StreamRequest{LockPath: f.LockPath, Lock: f.Lock, Name: "echo"}); !errors.Is(err, launcher.ErrNeedsValidator) {
 		t.Errorf("RunStream without a schema compiler: %v", err)
 	}
+}
+
+// copyService copies its stdin to the file "received" in its directory,
+// but only once the file "go" exists there: until then it reads nothing.
+func copyService() *protocol.Describe {
+	return describe("copy", protocol.ProcessService, &protocol.Process{
+		Ready: readyLineAt(`^ready$`),
+		Input: &protocol.Input{Framing: "jsonl"},
+	}, nil)
+}
+
+const copyScript = `echo ready
+cd "$(dirname "$0")"
+while [ ! -e go ]; do sleep 0.02; done
+exec cat > received`
+
+// received waits until the file "received" of f's tools holds want.
+func received(t *testing.T, f *fixture, want string) {
+	t.Helper()
+	path := filepath.Join(f.Dir, "tools", "received")
+	var got []byte
+	eventually(t, 10*time.Second, "the service to read every event", func() bool {
+		got, _ = os.ReadFile(path)
+		return len(got) >= len(want)
+	})
+	if string(got) != want {
+		t.Errorf("the service read %d bytes, not the %d sent whole (first difference at %d)", len(got), len(want), firstDiff(string(got), want))
+	}
+}
+
+func firstDiff(a, b string) int {
+	for i := 0; i < min(len(a), len(b)); i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestSendRefusesAnOversizedEvent: an event of 10 MiB is refused before
+// anything is written (it used to be written in part, leaving the
+// service's stdin unusable while it showed running); an event at the
+// limit is written whole.
+func TestSendRefusesAnOversizedEvent(t *testing.T) {
+	f := newFixture(t)
+	f.AddTool(t, "copy", copyScript, copyService())
+	locktest.WriteFile(t, filepath.Join(f.Dir, "tools", "go"), "", 0o644)
+	s := f.supervisor(t)
+	h, err := s.Start(ctxT(t), "sess", "copy", nil, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := json.RawMessage(`"` + strings.Repeat("x", 10<<20) + `"`)
+	if _, err := s.Send(ctxT(t), "sess", h.Process, big); !errors.Is(err, ErrInvalidEvent) || !strings.Contains(err.Error(), fmt.Sprintf("more than the %d a send writes", MaxSendBytes)) {
+		t.Fatalf("Send(10 MiB) = %v, want ErrInvalidEvent naming the limit", err)
+	}
+	atLimit := `"` + strings.Repeat("y", MaxSendBytes-3) + `"` // and its newline
+	if _, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(atLimit)); err != nil {
+		t.Fatalf("Send at the limit: %v", err)
+	}
+	received(t, f, atLimit+"\n")
+	if st := mustStatus(t, s, "sess", h.Process); st.Status != StateRunning {
+		t.Errorf("status %s", st.Status)
+	}
+}
+
+// TestSendNeverBreaksThePipe: a service that does not read fills its
+// stdin; the send that does not fit fails with nothing written, the
+// service still running; once it reads, every event sent arrives whole.
+func TestSendNeverBreaksThePipe(t *testing.T) {
+	f := newFixture(t)
+	f.AddTool(t, "copy", copyScript, copyService())
+	s := f.supervisor(t, func(c *Config) { c.Timing.StdinWrite = 300 * time.Millisecond })
+	h, err := s.Start(ctxT(t), "sess", "copy", nil, StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	event := `"` + strings.Repeat("z", 300<<10) + `"`
+	sent := 0
+	for ; sent < 20; sent++ {
+		if _, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(event)); err != nil {
+			if !strings.Contains(err.Error(), "did not read its stdin") || !strings.Contains(err.Error(), "nothing was written") {
+				t.Fatalf("send %d: %v", sent+1, err)
+			}
+			break
+		}
+	}
+	if sent == 0 || sent == 20 {
+		t.Fatalf("%d sends went through before the pipe was full", sent)
+	}
+	if st := mustStatus(t, s, "sess", h.Process); st.Status != StateRunning {
+		t.Fatalf("status %s after a send that did not fit", st.Status)
+	}
+	locktest.WriteFile(t, filepath.Join(f.Dir, "tools", "go"), "", 0o644)
+	if _, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(`"last"`)); err != nil {
+		t.Fatalf("a send once the service reads: %v", err)
+	}
+	received(t, f, strings.Repeat(event+"\n", sent)+`"last"`+"\n")
 }

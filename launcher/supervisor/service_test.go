@@ -424,3 +424,39 @@ func TestStartRefusals(t *testing.T) {
 		return pg.Text() == "run --path /x\n"
 	})
 }
+
+// TestReadyLineTooLongIsNoMatch: a 2 MB line whose first bytes match
+// ready.match is not the ready line (only its first MaxEventBytes were
+// tested, and a service that was not ready was reported ready); the start
+// times out saying why, and so does the status. The positive twin: the
+// same long line followed by a real ready line starts the service, with
+// the long line noted.
+func TestReadyLineTooLongIsNoMatch(t *testing.T) {
+	f := newFixture(t)
+	long := `printf 'READY '; head -c 2000000 /dev/zero | tr '\000' 'x'; echo ' NOT'`
+	ready := &protocol.Process{Ready: readyLineAt(`^READY( x*)?$`)}
+	f.AddTool(t, "fooled", long+"; exec sleep 30", describe("fooled", protocol.ProcessService, ready, nil))
+	f.AddTool(t, "honest", long+"; echo READY; exec sleep 30", describe("honest", protocol.ProcessService, ready, nil))
+	s := f.supervisor(t, func(c *Config) { c.Timing.StartTimeout = 2 * time.Second })
+
+	_, err := s.Start(ctxT(t), "sess", "fooled", nil, StartOptions{})
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "not ready within 2s") || !strings.Contains(err.Error(), "a line too long to judge is never taken for the ready line") {
+		t.Fatalf("Start(fooled) = %v, want not ready, saying why", err)
+	}
+	st, err := s.Status(ctxT(t), "sess", se.Process, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != StateFailed || len(st.Notes) != 1 || !strings.Contains(st.Notes[0], "longer than 65536 bytes") {
+		t.Errorf("status of fooled: %s, notes %q", st.Status, st.Notes)
+	}
+
+	h, err := s.Start(ctxT(t), "sess", "honest", nil, StartOptions{})
+	if err != nil || h.Status != StateRunning {
+		t.Fatalf("Start(honest) = %+v, %v", h, err)
+	}
+	if st, _ := s.Status(ctxT(t), "sess", h.Process, 0); len(st.Notes) != 1 {
+		t.Errorf("status of honest: notes %q, want the long line noted", st.Notes)
+	}
+}

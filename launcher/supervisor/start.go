@@ -32,6 +32,11 @@ import (
 // and counts it against the limits (*LimitError). A service that declares
 // process.input keeps its stdin open for Send; otherwise stdin gets the
 // stdin-mode arguments and is closed (v1 rule).
+//
+// No process runs without its record in the state dir: when it cannot be
+// written (a full disk), nothing starts and the error wraps ErrNoRecord.
+// When a later record of the start cannot be written, the handle comes
+// with a *RecordError.
 func (s *Supervisor) Start(ctx context.Context, sessionID, name string, args map[string]any, opts StartOptions) (Handle, error) {
 	if err := checkSession(sessionID); err != nil {
 		return Handle{}, err
@@ -57,19 +62,15 @@ func (s *Supervisor) Start(ctx context.Context, sessionID, name string, args map
 	if err != nil {
 		return Handle{}, fmt.Errorf("starting %q: %w", name, err)
 	}
-	in, err := p.launch()
-	if err != nil {
-		s.release(p)
-		return Handle{}, err
+	if err := p.launchRecorded(); err != nil {
+		return Handle{}, fmt.Errorf("starting %q: %w", name, err)
 	}
-	p.begin(in)
-	go p.run(in)
 	select {
 	case err := <-p.readyCh:
 		if err != nil {
 			return Handle{}, &StartError{Process: p.id, Tool: p.tool, Reason: err.Error(), Err: ErrNotReady}
 		}
-		return p.handle(), nil
+		return p.handle(), p.recordError()
 	case <-ctx.Done():
 		p.requestStop(true)
 		<-p.done

@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/toolbox-dev/toolbox/launcher"
 )
@@ -31,6 +33,10 @@ func (p *proc) statusLocked() Status {
 		PID:        p.pid,
 		Started:    p.started,
 		Logs:       p.logPaths,
+		Notes:      append([]string(nil), p.notes...),
+	}
+	if p.recordErr != nil {
+		st.Notes = append(st.Notes, fmt.Sprintf("its record could not be written to the state dir (%v); the write is retried every %s, and until it lands a supervisor started after a crash would show an older state", p.recordErr, recordRetry))
 	}
 	if p.exitCode != nil {
 		c := *p.exitCode
@@ -60,6 +66,19 @@ func (p *proc) addOutput(st *Status, tail bool) {
 	}
 	errs := p.ring.StreamTail(Stderr, TailBytes)
 	st.Stderr = &errs
+}
+
+// maxNotes bounds Status.Notes; a note already there is not added again.
+const maxNotes = 8
+
+// note records something the caller should know about the process that
+// is neither its state nor its output (Status.Notes).
+func (p *proc) note(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.notes) < maxNotes && !slices.Contains(p.notes, msg) {
+		p.notes = append(p.notes, msg)
+	}
 }
 
 // handle is the process's Handle now.
@@ -111,21 +130,59 @@ func (p *proc) mailEvents(events []launcher.Event, elided int) {
 	p.mail.add(m)
 }
 
+// recordRetry is how often a record that could not be written is written
+// again, until it lands (or the supervisor is closed).
+const recordRetry = time.Second
+
 // persist writes the record (the latest state: the snapshot is taken
-// under persistMu, so writes cannot land out of order).
-func (p *proc) persist() {
+// under persistMu, so writes cannot land out of order). When it cannot be
+// written, the error is kept for the process's Status.Notes and the
+// callers that report it (*RecordError), and the write is retried every
+// recordRetry until it lands; it is returned too.
+func (p *proc) persist() error {
 	dir := p.s.cfg.StateDir
 	if dir == "" {
-		return
+		return nil
 	}
 	p.persistMu.Lock()
 	defer p.persistMu.Unlock()
 	if p.dropped {
-		return
+		return nil
 	}
-	if err := writeRecord(dir, p.record()); err != nil {
+	err := writeRecord(dir, p.record())
+	p.mu.Lock()
+	p.recordErr = err
+	p.mu.Unlock()
+	if err != nil {
 		p.s.logf("%v", err)
+		if !p.retrying {
+			p.retrying = true
+			time.AfterFunc(recordRetry, p.retryPersist)
+		}
 	}
+	return err
+}
+
+// retryPersist writes a record that could not be written, unless the
+// supervisor was closed meanwhile.
+func (p *proc) retryPersist() {
+	p.persistMu.Lock()
+	p.retrying = false
+	p.persistMu.Unlock()
+	if !p.s.isClosed() {
+		_ = p.persist()
+	}
+}
+
+// recordError is the *RecordError of the process's latest record, or nil
+// when it was written.
+func (p *proc) recordError() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.recordErr == nil {
+		return nil
+	}
+	return &RecordError{Process: p.id, State: p.state, Err: p.recordErr}
 }
 
 func (p *proc) record() Record {
@@ -134,7 +191,7 @@ func (p *proc) record() Record {
 	r := Record{
 		ID: p.id, Session: p.session, Kind: p.kind, Tool: p.tool, Capability: p.capability,
 		Name: p.name, Label: p.label, Command: p.command,
-		PID: p.pid, PGID: p.pid, State: p.state, Since: p.since, Restarts: p.restarts,
+		PID: p.pid, PGID: p.pid, PIDStart: p.pidStart, State: p.state, Since: p.since, Restarts: p.restarts,
 		ExitCode: p.exitCode, Reason: p.reason, Started: p.started, Logs: p.logPaths,
 		Runtime: p.runtime, Owner: p.s.owner,
 	}

@@ -16,18 +16,23 @@ import (
 // its final status with the tail of its output. Stop is idempotent: a
 // finished process returns its final state. When ctx ends first it
 // returns the current status and ctx's error (the SIGKILL still follows).
-// Under mechanism "none" a descendant that left the process group (setsid)
-// escapes the stop; bwrap's pid namespace and the landlock helper's
-// subreaper catch it.
+// A descendant that left the process group (setsid) is stopped too:
+// bwrap's pid namespace, the sandbox helper's subreaper (landlock, none).
+// A lost process (its supervisor died) whose processes still run is
+// killed at once, found again by pid and start time (never a reused pid);
+// its state stays lost and its reason says so.
+// When the final record cannot be written to the state dir, the status
+// comes with a *RecordError.
 func (s *Supervisor) Stop(ctx context.Context, sessionID, ref string, force bool) (Status, error) {
 	p, err := s.lookup(sessionID, ref)
 	if err != nil {
 		return Status{}, err
 	}
+	p.stopLost()
 	p.requestStop(force)
 	select {
 	case <-p.done:
-		return p.status(true), nil
+		return p.status(true), p.recordError()
 	case <-ctx.Done():
 		return p.status(true), fmt.Errorf("stopping process %s: %w", p.id, ctx.Err())
 	}
@@ -38,10 +43,12 @@ func (s *Supervisor) Stop(ctx context.Context, sessionID, ref string, force bool
 // the session: its records (in memory and on disk), logs and mailbox; its
 // subscriptions' channels are closed. When ctx ends first it returns ctx's
 // error and keeps the session (the processes are still being stopped).
+// Lost processes still running are killed first (see Stop).
 func (s *Supervisor) CloseSession(ctx context.Context, sessionID string) error {
 	if err := checkSession(sessionID); err != nil {
 		return err
 	}
+	s.stopLostOf(sessionID)
 	for {
 		s.mu.Lock()
 		sess := s.sessions[sessionID]
@@ -134,7 +141,7 @@ func (p *proc) requestStop(force bool) {
 	}
 	p.mu.Unlock()
 	if changed {
-		p.persist()
+		_ = p.persist() // Stop reports the final record's error
 	}
 }
 

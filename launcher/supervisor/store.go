@@ -11,13 +11,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 )
 
 // Record is a process as persisted in the state dir: one JSON file per
 // process, <StateDir>/processes/<id>.json (mode 0600), rewritten
 // atomically (temp file and rename) on every state change. It is what
 // survives the supervisor. Its fields mean what Status's do; PGID is the
-// process group (equal to PID: every process leads its own group).
+// process group (equal to PID: every process leads its own group), and
+// PIDStart the start time of PID (clock ticks after boot, as /proc shows
+// it), which lets a later supervisor find a lost process again without
+// ever signalling a reused pid (sandbox.KillTree).
 type Record struct {
 	ID         string     `json:"id"`
 	Session    string     `json:"session"`
@@ -29,6 +34,7 @@ type Record struct {
 	Command    string     `json:"command,omitempty"`
 	PID        int        `json:"pid,omitempty"`
 	PGID       int        `json:"pgid,omitempty"`
+	PIDStart   uint64     `json:"pid_start,omitempty"`
 	State      State      `json:"state"`
 	Since      time.Time  `json:"since"`
 	Restarts   int        `json:"restarts,omitempty"`
@@ -63,6 +69,10 @@ func (o Owner) Alive() bool {
 
 const recordsDir = "processes"
 
+// maxRecordBytes bounds a record file read: a record of a command line
+// of a few kilobytes is padded to 8 KiB; anything much larger is not one.
+const maxRecordBytes = 1 << 20
+
 // ReadRecords reads every process record of stateDir, sorted by start
 // time. A missing directory is no records. Files that are not valid
 // records are skipped and reported in the joined error, with the records
@@ -83,7 +93,7 @@ func ReadRecords(stateDir string) ([]Record, error) {
 		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := inputfile.ReadFile(filepath.Join(dir, name), maxRecordBytes)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("reading process record %q: %w", name, err))
 			continue
@@ -110,29 +120,90 @@ func sortRecords(recs []Record) {
 	}
 }
 
-// writeRecord writes r atomically (mode 0600).
+// recordBlock is the unit a record file is padded to: a record is
+// written in whole blocks of white space after its JSON, at least
+// recordSlack bytes more than it needs, so that a later state of the
+// process fits in the blocks the file already holds.
+const (
+	recordBlock = 4096
+	recordSlack = 1024
+)
+
+// writeRecord writes r (mode 0600): atomically (a temporary file renamed
+// over the record), else, when that fails (a full disk cannot give the
+// new file its blocks), in place, over the blocks of the record already
+// there, when the new state fits in them. It returns an error only when
+// both fail: the record on disk is then the previous one, or none.
 func writeRecord(stateDir string, r Record) error {
 	dir := filepath.Join(stateDir, recordsDir)
+	path := filepath.Join(dir, r.ID+".json")
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("writing process record %q: %w", r.ID, err)
 	}
 	data = append(data, '\n')
-	tmp, err := os.CreateTemp(dir, "."+r.ID+".*.tmp")
+	err = writeRecordAtomic(dir, path, r.ID, padded(data, 0))
+	if err == nil {
+		return nil
+	}
+	if ierr := overwriteRecord(path, data); ierr != nil {
+		return fmt.Errorf("writing process record %q: %w (in place: %v)", r.ID, err, ierr)
+	}
+	return nil
+}
+
+// padded returns data followed by spaces and a newline up to a whole
+// number of recordBlocks, at least size bytes and recordSlack more than
+// data. JSON readers skip the white space.
+func padded(data []byte, size int) []byte {
+	n := max(size, (len(data)+recordSlack+recordBlock-1)/recordBlock*recordBlock)
+	out := make([]byte, n)
+	copy(out, data)
+	for i := len(data); i < n-1; i++ {
+		out[i] = ' '
+	}
+	out[n-1] = '\n'
+	return out
+}
+
+func writeRecordAtomic(dir, path, id string, data []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+id+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("writing process record %q: %w", r.ID, err)
+		return err
 	}
 	_, werr := tmp.Write(data)
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("writing process record %q: %w", r.ID, err)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, r.ID+".json")); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("writing process record %q: %w", r.ID, err)
+		return err
 	}
 	return nil
+}
+
+// overwriteRecord writes data over the record file at path, padded to the
+// file's size, without allocating: it refuses a record that does not fit.
+// A crash can only tear it if the machine stops during the one write.
+func overwriteRecord(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) >= info.Size() {
+		return fmt.Errorf("the record (%d bytes) does not fit in the %d bytes of its file", len(data), info.Size())
+	}
+	if _, err := f.WriteAt(padded(data, int(info.Size()))[:info.Size()], 0); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 func removeRecord(stateDir, id string) {

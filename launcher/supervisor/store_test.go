@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolbox-dev/toolbox/internal/locktest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,19 +14,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolbox-dev/toolbox/internal/locktest"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // childSupervisorArg makes the test binary a supervisor that starts one
-// background command, prints its id and pid, and waits to be killed:
-// argv = [exe, childSupervisorArg, stateDir, lockJSON, lockPath].
+// background command ("sleep 60", or the optional last argument), prints
+// its id and pid, and waits to be killed:
+// argv = [exe, childSupervisorArg, stateDir, lockJSON, lockPath, [cmd]].
 const childSupervisorArg = "__supervisor-test-child"
 
 func childSupervisor(args []string) int {
-	if len(args) != 3 {
-		fmt.Fprintln(os.Stderr, "want stateDir lockJSON lockPath")
+	if len(args) != 3 && len(args) != 4 {
+		fmt.Fprintln(os.Stderr, "want stateDir lockJSON lockPath [cmd]")
 		return 2
+	}
+	cmd := "sleep 60"
+	if len(args) == 4 {
+		cmd = args[3]
 	}
 	data, err := os.ReadFile(args[1])
 	if err != nil {
@@ -42,7 +47,7 @@ func childSupervisor(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	st, err := s.RunCommand(context.Background(), "crashy", Command{Cmd: "sleep 60", Name: "survivor", Wait: -1})
+	st, err := s.RunCommand(context.Background(), "crashy", Command{Cmd: cmd, Name: "survivor", Wait: -1})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -177,8 +182,6 @@ func TestLiveSupervisorsRecordsAreLeftAlone(t *testing.T) {
 	}
 }
 
-// kill -9 of a real supervisor process with a command running: a new
-// supervisor marks it lost and leaves it running.
 // startChildSupervisor runs childSupervisor on state with f's lock and
 // returns it with its command's id and pid (killed at the test's end).
 func startChildSupervisor(t *testing.T, f *fixture, state string) (child *exec.Cmd, id string, pid int) {
@@ -204,30 +207,6 @@ func startChildSupervisor(t *testing.T, f *fixture, state string) (child *exec.C
 	}
 	t.Cleanup(func() { killGroup(pid) })
 	return child, id, pid
-}
-
-func TestKilledSupervisorsProcessesAreLost(t *testing.T) {
-	f := newFixture(t)
-	state := t.TempDir()
-	child, id, pid := startChildSupervisor(t, f, state)
-	_ = child.Process.Signal(syscall.SIGKILL)
-	_ = child.Wait()
-
-	s := f.supervisor(t, func(c *Config) { c.StateDir = state })
-	st, err := s.Status(ctxT(t), "crashy", "survivor", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Process != id || st.Status != StateLost || st.PID != pid {
-		t.Errorf("status after the crash = %+v, want %s lost with pid %d", st.Handle, id, pid)
-	}
-	if !alive(pid) {
-		t.Error("the command died with its supervisor or was signalled; lost processes are left alone")
-	}
-	// The name is free again: its process is finished as far as we know.
-	if _, err := s.RunCommand(ctxT(t), "crashy", Command{Cmd: "true", Name: "survivor"}); err != nil {
-		t.Errorf("reusing the lost process's name: %v", err)
-	}
 }
 
 func TestProcStartTimeTellsReusedPidsApart(t *testing.T) {

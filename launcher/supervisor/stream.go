@@ -68,7 +68,10 @@ type StreamResult struct {
 	Count      int              `json:"count"`
 	Elided     int              `json:"elided"`
 	StderrTail string           `json:"stderr_tail,omitempty"`
-	Elapsed    time.Duration    `json:"elapsed_ns"`
+	// OutputCut is launcher.Result.OutputCut: output written after the
+	// tool exited, by a process outside its tree, may be missing.
+	OutputCut bool          `json:"output_cut,omitempty"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
 }
 
 // RunStream runs a stream tool to its end (DESIGN.md §5: "events reach the
@@ -149,6 +152,7 @@ func RunStream(ctx context.Context, req StreamRequest) (*StreamResult, error) {
 	res.Events, res.Count = last.list()
 	res.Elided = res.Count - len(res.Events)
 	res.StderrTail = errs.Tail(launcher.StderrTailBytes).Text()
+	res.OutputCut = sp.OutputCut()
 	res.Elapsed = time.Since(start)
 	return res, nil
 }

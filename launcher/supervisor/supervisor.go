@@ -210,8 +210,8 @@ type session struct {
 // reads the records there: a record whose supervisor is dead (its pid is
 // gone or now belongs to a process started at another time) and whose
 // process had not finished is marked lost, loaded as a finished record of
-// its session, and mailed to that session; the process is never signalled
-// nor restarted. Records of a supervisor that is still alive are left
+// its session, and mailed to that session; the process is not restarted,
+// nor signalled until Stop or CloseSession asks (see Stop). Records of a supervisor that is still alive are left
 // alone. Errors: the state dir cannot be created.
 func New(cfg Config) (*Supervisor, error) {
 	cfg.defaults()
@@ -275,7 +275,7 @@ func (s *Supervisor) recover() {
 		lost := !r.State.Final()
 		if lost {
 			r.State, r.Since, r.Ended = StateLost, now, &now
-			r.Reason = fmt.Sprintf("its supervisor (pid %d) died while it ran; it was neither signalled nor restarted and may still be running (process group %d)", r.Owner.PID, r.PGID)
+			r.Reason = lostReason(r)
 			if err := writeRecord(s.cfg.StateDir, r); err != nil {
 				s.logf("%v", err)
 			}
@@ -371,6 +371,13 @@ func (s *Supervisor) reserve(sessionID string, r reservation) (*proc, error) {
 	sess.live++
 	s.live++
 	return p, nil
+}
+
+// isClosed says Close was called.
+func (s *Supervisor) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // release undoes reserve for a process that never launched.

@@ -34,8 +34,9 @@ const (
 	// StateTimedOut: stopped because runtime.timeout.idle passed without
 	// output, or a background command's timeout expired (final).
 	StateTimedOut State = "timed_out"
-	// StateLost: its supervisor died while it ran; it was neither
-	// signalled nor restarted and may still be running (final).
+	// StateLost: its supervisor died while it ran; it was not restarted.
+	// Its processes normally died with the supervisor; Reason says whether
+	// some still run, which Stop then kills (final).
 	StateLost State = "lost"
 )
 
@@ -124,6 +125,10 @@ type Status struct {
 	// counts every event it emitted.
 	Events     []launcher.Event `json:"events,omitempty"`
 	EventCount int              `json:"event_count,omitempty"`
+	// Notes are what the supervisor noticed that is neither the state nor
+	// the output: a startup line too long to judge against ready.match, a
+	// record or log file it could not write.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // OutputRange is the part of the output the ring still holds.

@@ -24,12 +24,19 @@ type EventValidator struct {
 // empty or white-space-only raw gives a validator that accepts any JSON
 // value. External references ($ref or $schema to anything but the standard
 // meta-schemas) are refused: nothing is read from files or the network.
-// This compiles a schema, so it costs far more than Validate: compile once
-// per tool and reuse the validator.
+// A schema beyond MaxEventSchemaDepth or MaxEventSchemaBytes is refused.
+// Compiling costs far more than Validate, so the outcome is cached for the
+// life of the process, keyed by the bytes of raw: a server that runs a
+// tool many times compiles its schema once. The returned validator may be
+// shared between callers; it is safe for concurrent use.
 func CompileEventSchema(raw json.RawMessage) (*EventValidator, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return &EventValidator{}, nil
 	}
+	return cachedCompile(raw, func() (*EventValidator, error) { return compileEventSchema(raw) })
+}
+
+func compileEventSchema(raw json.RawMessage) (*EventValidator, error) {
 	doc, err := protocol.DecodeJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("compiling event schema: not JSON: %w", err)
@@ -38,6 +45,9 @@ func CompileEventSchema(raw json.RawMessage) (*EventValidator, error) {
 	case map[string]any, bool:
 	default:
 		return nil, fmt.Errorf("compiling event schema: want a JSON Schema (an object or a boolean), got %s", protocol.JSONKind(doc))
+	}
+	if msg := schemaLimitProblem(doc); msg != "" {
+		return nil, fmt.Errorf("compiling event schema: %s", msg)
 	}
 	if probs := numberProblems(doc, nil); len(probs) > 0 {
 		return nil, fmt.Errorf("compiling event schema: %s", probs[0])

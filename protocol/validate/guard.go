@@ -40,24 +40,32 @@ func numberProblem(n string) string {
 // validator cannot take, located at prefix + its path.
 func numberProblems(v any, prefix []string) []problem {
 	var out []problem
-	var walk func(v any, at []string)
-	walk = func(v any, at []string) {
+	// at is one path, extended and cut as the walk goes, and copied only
+	// for a problem: copying it at every level cost the square of the
+	// document's depth.
+	at := ptr(prefix)
+	var walk func(v any)
+	walk = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
 			for k, e := range v {
-				walk(e, ptr(at, k))
+				at = append(at, k)
+				walk(e)
+				at = at[:len(at)-1]
 			}
 		case []any:
 			for i, e := range v {
-				walk(e, ptr(at, strconv.Itoa(i)))
+				at = append(at, strconv.Itoa(i))
+				walk(e)
+				at = at[:len(at)-1]
 			}
 		case json.Number:
 			if msg := numberProblem(string(v)); msg != "" {
-				out = append(out, problem{ptr: at, msg: msg})
+				out = append(out, problem{ptr: ptr(at), msg: msg})
 			}
 		}
 	}
-	walk(v, prefix)
+	walk(v)
 	return out
 }
 

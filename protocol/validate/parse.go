@@ -41,7 +41,8 @@ func (e *DescribeError) Error() string {
 // (per command too) and env-mode names valid, unique and not reserved
 // (see EnvName); command names valid and unique; ready.kind "line" with a
 // Go regexp in match; digest.n > 0 for per "events" or "seconds"; every
-// process.output.event and process.input.event compiles as a JSON Schema;
+// process.output.event and process.input.event compiles as a JSON Schema
+// and is within MaxEventSchemaDepth and MaxEventSchemaBytes;
 // cancel is "SIGTERM", "SIGINT" or {"send": EVENT}, the event valid against
 // input.event when declared; output-media-type parses as a media type.
 //

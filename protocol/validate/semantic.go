@@ -211,6 +211,10 @@ func (s *semantics) eventSchema(ev any, at []string) *jsonschema.Schema {
 	default:
 		return nil // the describe schema reported the type
 	}
+	if msg := schemaLimitProblem(ev); msg != "" {
+		s.add(at, "%s", msg)
+		return nil
+	}
 	sch, err := compileSchemaValue(ev)
 	if err == nil {
 		return sch

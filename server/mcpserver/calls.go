@@ -13,10 +13,8 @@ import (
 
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
-	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/launcher/warm"
 	"github.com/toolbox-dev/toolbox/manifest"
-	"github.com/toolbox-dev/toolbox/protocol/validate"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
@@ -65,34 +63,6 @@ func (s *Server) pluginRunner(id string) (launcher.PluginRunner, *pluginrun.Owne
 		return nil, nil, err
 	}
 	return &pluginrun.Warm{Owner: o}, o, nil
-}
-
-// schemaCache compiles each declared event schema once for the life of
-// the server (a lock holds few, and compiling costs far more than
-// validating): the launcher's and the supervisor's compilers share it.
-type schemaCache struct{ m sync.Map } // string(schema) → compiled
-
-type compiled struct {
-	v   *validate.EventValidator
-	err error
-}
-
-func (c *schemaCache) compile(schema json.RawMessage) (*validate.EventValidator, error) {
-	if v, ok := c.m.Load(string(schema)); ok {
-		r := v.(compiled)
-		return r.v, r.err
-	}
-	v, err := validate.CompileEventSchema(schema)
-	c.m.Store(string(schema), compiled{v, err})
-	return v, err
-}
-
-func (c *schemaCache) launcher(schema json.RawMessage) (launcher.EventValidator, error) {
-	return c.compile(schema)
-}
-
-func (c *schemaCache) supervisor(schema json.RawMessage) (supervisor.EventValidator, error) {
-	return c.compile(schema)
 }
 
 // lockFile watches the lock's file: a call re-reads it when `toolbox lock`

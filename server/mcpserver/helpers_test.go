@@ -14,7 +14,6 @@ import (
 	"github.com/toolbox-dev/toolbox/internal/testplugin"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/protocol"
-	"github.com/toolbox-dev/toolbox/protocol/validate"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -234,9 +233,4 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// compileSupervisor is the supervisor's JSON Schema compiler in tests.
-func compileSupervisor(schema json.RawMessage) (supervisor.EventValidator, error) {
-	return validate.CompileEventSchema(schema)
 }

@@ -50,8 +50,12 @@ type EventsResult struct {
 	// Count is every event the tool emitted; Elided = Count - len(Events).
 	Count  int `json:"count"`
 	Elided int `json:"elided"`
-	// Truncated says the tool printed more than the launcher keeps.
+	// Truncated says the tool printed more than a result holds
+	// (Options.MaxTextBytes): the first events of a oneshot, the last of a
+	// stream are kept.
 	Truncated bool `json:"truncated,omitempty"`
+	// OutputCut: see launcher.Result.OutputCut.
+	OutputCut bool `json:"output_cut,omitempty"`
 }
 
 // nonNil is events, or an empty list for none: EventsResult.Events is
@@ -170,7 +174,10 @@ func (s *Server) runResult(res *launcher.Result, runErr error) *mcp.CallToolResu
 		out = s.text(resultText(res))
 	}
 	if res.Truncated {
-		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf("[the tool printed %d bytes; only the first %d were kept]", res.StdoutBytes, launcher.MaxResultBytes)})
+		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf("[the tool printed %d bytes; only what fits in %d bytes of result was kept]", res.StdoutBytes, s.opts.MaxTextBytes)})
+	}
+	if res.OutputCut {
+		out.Content = append(out.Content, &mcp.TextContent{Text: "[" + launcher.OutputCutNote + "]"})
 	}
 	if res.Capability != "" {
 		out.Content = append(out.Content, &mcp.TextContent{Text: servedBy(res.Capability, res.Backend)})

@@ -14,6 +14,7 @@ import (
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/protocol/validate"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
@@ -74,7 +75,10 @@ func (s *Server) request(c *conn, name string, args map[string]any) launcher.Req
 	return launcher.Request{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id,
-		CompileSchema: s.schemas.launcher, Plugins: c.plugins,
+		CompileSchema: compileLauncher, Plugins: c.plugins,
+		// A result is sent as at most MaxTextBytes: keeping more would
+		// only hold memory (one 25 MB call took 1.4 GB).
+		MaxResultBytes: s.opts.MaxTextBytes,
 	}
 }
 
@@ -143,15 +147,16 @@ func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, 
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id, Keep: s.opts.StreamKeep,
 		OnEvent:       func(e launcher.Event) { q.push(eventText(e)) },
-		CompileSchema: s.schemas.supervisor,
+		CompileSchema: compileSupervisor,
 	})
 	q.close()
 	if err != nil {
 		return errorResult(name, err)
 	}
+	events, cut := lastWithin(res.Events, s.opts.MaxTextBytes)
 	ev := EventsResult{
 		Tool: res.Tool, Backend: res.Backend, Capability: res.Capability, ExitCode: res.ExitCode,
-		Events: nonNil(res.Events), Count: res.Count, Elided: res.Elided,
+		Events: nonNil(events), Count: res.Count, Elided: res.Elided + cut, Truncated: cut > 0, OutputCut: res.OutputCut,
 	}
 	if res.ExitCode != 0 || res.TimedOut {
 		f := Failure{
@@ -196,6 +201,21 @@ func (s *Server) pluginStream(ctx context.Context, c *conn, r *reporter, name st
 		return structured(ev)
 	}
 	return s.runResult(res, err)
+}
+
+// lastWithin returns the last events whose cost (launcher.EventCost) fits
+// in max bytes, and how many came before them.
+func lastWithin(events []launcher.Event, max int) ([]launcher.Event, int) {
+	total, i := 0, len(events)
+	for i > 0 {
+		c := launcher.EventCost(events[i-1])
+		if total+c > max {
+			break
+		}
+		total += c
+		i--
+	}
+	return events[i:], i
 }
 
 // eventText is an event as a progress message: its JSON, or the invalid
@@ -255,4 +275,15 @@ func (w *lineWriter) flush() {
 		w.emit(string(w.buf))
 	}
 	w.buf = w.buf[:0]
+}
+
+// The JSON Schema compilers the launcher and the supervisor take: the MCP
+// server runs inside toolbox-core, which links the validator (it compiles
+// each schema once per process).
+func compileLauncher(schema json.RawMessage) (launcher.EventValidator, error) {
+	return validate.CompileEventSchema(schema)
+}
+
+func compileSupervisor(schema json.RawMessage) (supervisor.EventValidator, error) {
+	return validate.CompileEventSchema(schema)
 }

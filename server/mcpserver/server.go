@@ -78,7 +78,6 @@ type Server struct {
 	sup      *supervisor.Supervisor
 	pool     *pluginrun.Pool // warm plugins, an owner per connection
 	slots    callSlots
-	schemas  schemaCache
 	lockFile lockFile
 	log      *slog.Logger
 	mcp      *mcp.Server
@@ -88,6 +87,11 @@ type Server struct {
 	mu     sync.Mutex
 	conns  map[*mcp.ServerSession]*conn
 	closed bool
+	// served maps the connections of Serve to its context (see
+	// cancelOnShutdown); life ends at Close and cancels every request.
+	served  map[*mcp.ServerSession]context.Context
+	life    context.Context
+	endLife context.CancelFunc
 
 	// lockMu guards lock, which SetLock replaces (live health).
 	lockMu sync.RWMutex
@@ -161,8 +165,10 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts: opts, lock: opts.Lock, lockPath: lockPath, sup: opts.Supervisor,
 		slots: make(callSlots, opts.MaxCalls), log: opts.Logger, names: names,
-		conns: map[*mcp.ServerSession]*conn{},
+		conns:  map[*mcp.ServerSession]*conn{},
+		served: map[*mcp.ServerSession]context.Context{},
 	}
+	s.life, s.endLife = context.WithCancel(context.Background())
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -179,6 +185,7 @@ func New(opts Options) (*Server, error) {
 		SubscribeHandler:   noop,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
+	s.mcp.AddReceivingMiddleware(s.cancelOnShutdown)
 	s.register()
 	s.addHelp()
 	s.sup.SetLock(lockPath, opts.Lock)
@@ -260,10 +267,14 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // Names returns the MCP tool names served, sorted (mcpnames.ToolNames of the lock).
 func (s *Server) Names() []string { return append([]string(nil), s.names...) }
 
-// Close refuses new connections' sessions and stops the processes of every
-// open one (supervisor.CloseSession) and their warm plugins, waiting for
-// them. It does not close the Supervisor.
+// Close cancels every call in flight (each stops its tool with the
+// declared cancel, then SIGKILL after the tool's stop grace), refuses new
+// connections' sessions and stops the processes of every open one
+// (supervisor.CloseSession) and their warm plugins, waiting for them: it
+// returns within the longest stop grace of what runs. It does not close
+// the Supervisor.
 func (s *Server) Close() {
+	s.endLife()
 	s.mu.Lock()
 	s.closed = true
 	cs := make([]*conn, 0, len(s.conns))

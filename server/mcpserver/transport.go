@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,28 +14,38 @@ import (
 
 // ServeStdio serves one MCP connection over the process's stdin and stdout
 // (nothing else is ever written to stdout) until stdin closes or ctx ends,
-// then stops the connection's processes. See Serve.
+// then stops the connection's processes. See Serve. A line that is not a
+// JSON-RPC message is answered with an error and the session goes on
+// (lineTransport).
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.Serve(ctx, &mcp.StdioTransport{})
+	return s.ServeIO(ctx, os.Stdin, os.Stdout)
 }
 
 // ServeIO is ServeStdio over the given streams (tests, or a front-end
 // that owns its streams). The streams are closed when the connection
 // ends if they are io.Closers.
 func (s *Server) ServeIO(ctx context.Context, in io.Reader, out io.Writer) error {
-	return s.Serve(ctx, &mcp.IOTransport{Reader: readCloser(in), Writer: writeCloser(out)})
+	return s.Serve(ctx, &lineTransport{r: readCloser(in), w: writeCloser(out)})
 }
 
 // Serve serves one MCP connection over t until the client ends it or ctx
 // ends, then stops the processes the connection started and forgets its
-// session (supervisor.CloseSession) before returning. A connection that
-// ends because the client went away is not an error.
+// session (supervisor.CloseSession) before returning. When ctx ends, the
+// connection's calls in flight are cancelled (their tools stopped with
+// their declared cancel, then SIGKILL after their stop grace) while its
+// processes are stopped the same way, so Serve returns within the longest
+// stop grace. A connection that ends because the client went away is not
+// an error.
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("connecting the MCP client: %w", err)
 	}
-	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
+	defer s.serveStarted(ss, ctx)()
+	stop := context.AfterFunc(ctx, func() {
+		go s.closeSession(ss) // the processes stop while the calls do
+		_ = ss.Close()        // waits for the calls, cancelled by ctx
+	})
 	defer stop()
 	werr := ss.Wait()
 	s.closeSession(ss)

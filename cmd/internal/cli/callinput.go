@@ -4,10 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
+
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 )
+
+// MaxArgsBytes bounds the arguments' JSON read from --args-file or stdin
+// (--args -): the size of the largest message an MCP client may send
+// (the SDK's line limit), so nothing a model could pass is refused.
+const MaxArgsBytes = 16 << 20
 
 // CallInput are the flags every call of a tool takes (run, start): the
 // arguments as a JSON object (--args, --args - for stdin, --args-file) and
@@ -32,17 +38,19 @@ func (c *CallInput) check() error {
 	return nil
 }
 
-// readArgs returns the raw JSON object of arguments ("{}" when none).
+// readArgs returns the raw JSON object of arguments ("{}" when none). A
+// file or stdin holding more than MaxArgsBytes is refused, and so is an
+// --args-file that is not a regular file (a FIFO, /dev/zero).
 func (c *CallInput) readArgs(stdin io.Reader) ([]byte, error) {
 	switch {
 	case c.ArgsFile != "":
-		b, err := os.ReadFile(c.ArgsFile)
+		b, err := inputfile.ReadFile(c.ArgsFile, MaxArgsBytes)
 		if err != nil {
 			return nil, fmt.Errorf("reading --args-file: %w", err)
 		}
 		return b, nil
 	case c.Args == "-":
-		b, err := io.ReadAll(stdin)
+		b, err := inputfile.ReadAll(stdin, MaxArgsBytes, "stdin")
 		if err != nil {
 			return nil, fmt.Errorf("reading arguments from stdin: %w", err)
 		}

@@ -118,6 +118,15 @@ const toolboxFileHelp = `The toolbox file (HCL), by default ./toolbox.hcl:
     # or, instead of sandbox: unconfined = true (a shell as toolbox's user)
   }
 
+  limits {                            # resource limits, toolbox-wide; the same block in a
+    memory      = "512MiB"            # tool, plugin, tools or builtin block overrides it
+    file_size   = "1GiB"              # attribute by attribute. Defaults: memory 4GiB,
+    open_files  = 1024                # file_size 256MiB, open_files 4096, cpu_seconds
+    cpu_seconds = 600                 # unlimited, processes 4096, tmp_size 256MiB.
+    processes   = 256                 # Sizes: bytes or KiB/MiB/GiB/TiB; any value may be
+    tmp_size    = "64MiB"             # "unlimited". check --probe says what is enforced.
+  }
+
 Names: 1 to 64 letters, digits, '_' or '-'. A tool whose describe lists
 commands becomes one tool per command, named tool.command. Errors name
 file:line:col, the block and the fix. toolbox fmt formats the file.

@@ -186,6 +186,9 @@ func printStatus(out io.Writer, st supervisor.Status) {
 	if st.Logs != nil {
 		line("logs", st.Logs.Stdout+" "+st.Logs.Stderr)
 	}
+	for _, n := range st.Notes {
+		line("note", n)
+	}
 	w.Flush()
 	if len(st.Events) > 0 {
 		fmt.Fprintf(out, "--- events (the last %d of %d) ---\n", len(st.Events), st.EventCount)

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
 
@@ -40,6 +42,8 @@ from stdin, or --args-file FILE. The tool's stdout is printed exactly as the
 tool printed it, its stderr passed through; the exit code is the tool's own,
 124 on timeout, 125 when toolbox refused or failed before launch (stale lock,
 bad arguments), 126 when the binary cannot be executed, 127 when it is missing.
+SIGINT, SIGTERM or SIGHUP stop the tool as a timeout does (its declared cancel
+signal, then SIGKILL after its timeout.stop) and exit 130, 143 or 129.
 With --json, an envelope (tool, backend, exit_code, result or events, error) is
 printed instead.`,
 		Args:              ExactArgs(1),
@@ -88,7 +92,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	lockPath, l, err := ReadLock(opts.Globals)
+	// Only what this call may run is read: a run costs the same whatever
+	// else the toolbox holds (a binary of 1000 commands, say).
+	lockPath, l, err := readLockWith(opts.Globals, func(path string) (*manifest.Lock, error) {
+		return launcher.ReadLock(path, opts.Name, backends)
+	})
 	if err != nil {
 		return opts.refused(err)
 	}
@@ -130,24 +138,37 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		CompileSchema: opts.CompileSchema, Plugins: opts.Plugins, KeepEvents: opts.Keep,
 	}
 	if !opts.JSON {
-		req.Stdout, req.Stderr = opts.IO.Out, opts.IO.Err
+		// What the tool prints is streamed, not kept: memory stays bounded
+		// whatever it prints (DESIGN.md §5, output budget).
+		req.Stdout, req.Stderr, req.StreamOnly = opts.IO.Out, opts.IO.Err, true
 	}
+	ctx, stopped := notifyStop(ctx)
 	res, err := launcher.Run(ctx, req)
+	sig := stopped()
 	if err != nil && res == nil {
+		if sig != 0 {
+			return WithCode(128+int(sig), err)
+		}
 		return opts.refused(err)
 	}
 	if opts.JSON {
-		if werr := WriteJSON(opts.IO.Out, envelopeOf(opts.Name, res, err)); werr != nil {
+		if werr := writeEnvelope(opts.IO.Out, envelopeOf(opts.Name, res, err)); werr != nil {
 			return werr
 		}
 	} else {
 		if res.Message != "" {
 			fmt.Fprintln(opts.IO.Out, res.Message)
 		}
-		for i, e := range res.Events {
+		for i, e := range res.Events { // a fallback's buffered result
 			if e.Invalid {
 				fmt.Fprintf(opts.IO.Err, "toolbox: event %d is invalid: %s\n", i+1, e.Error)
 			}
+		}
+		for _, e := range res.Invalid {
+			fmt.Fprintf(opts.IO.Err, "toolbox: event %d is invalid: %s\n", e.N, e.Error)
+		}
+		if more := res.InvalidCount - len(res.Invalid); more > 0 {
+			fmt.Fprintf(opts.IO.Err, "toolbox: %d more invalid events are not listed\n", more)
 		}
 		if err != nil {
 			fmt.Fprintf(opts.IO.Err, "error: %v\n", err)
@@ -158,6 +179,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if res.TimedOut {
 			fmt.Fprintf(opts.IO.Err, "error: %s timed out after %s and was stopped%s\n", res.Tool, res.Elapsed.Round(time.Millisecond), reasonSuffix(res.Reason))
 		}
+		if res.OutputCut {
+			fmt.Fprintf(opts.IO.Err, "toolbox: note: %s\n", launcher.OutputCutNote)
+		}
+		if sig != 0 {
+			fmt.Fprintf(opts.IO.Err, "toolbox: %s stopped by %s\n", res.Tool, unix.SignalName(sig))
+		}
+	}
+	if sig != 0 {
+		return WithCode(128+int(sig), nil)
 	}
 	code := res.ExitCode
 	if res.TimedOut {
@@ -173,7 +203,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 func (o *RunOptions) refused(err error) error {
 	code := launcher.ExitCode(err)
 	if o.JSON {
-		if werr := WriteJSON(o.IO.Out, envelopeOf(o.Name, nil, err)); werr != nil {
+		if werr := writeEnvelope(o.IO.Out, envelopeOf(o.Name, nil, err)); werr != nil {
 			return werr
 		}
 		return WithCode(code, nil)
@@ -185,7 +215,8 @@ func (o *RunOptions) refused(err error) error {
 // backend and capability, exit_code, timed_out, then the result as one of
 // result (text, or base64 with result_encoding), events (jsonl; for a
 // stream tool the last --keep, with elided counting the others) or lines,
-// media_type, truncated, error {message, stderr_tail}, elapsed_ms.
+// media_type, truncated, output_cut (launcher.Result.OutputCut), error
+// {message, stderr_tail}, elapsed_ms.
 type envelope struct {
 	Tool           string           `json:"tool"`
 	Backend        string           `json:"backend,omitempty"`
@@ -200,6 +231,7 @@ type envelope struct {
 	Elided         int              `json:"elided,omitempty"`
 	Tried          []string         `json:"tried,omitempty"`
 	Lines          []string         `json:"lines,omitempty"`
+	OutputCut      bool             `json:"output_cut,omitempty"`
 	Error          *envelopeError   `json:"error,omitempty"`
 	ElapsedMS      int64            `json:"elapsed_ms"`
 }
@@ -220,6 +252,7 @@ func envelopeOf(name string, res *launcher.Result, err error) envelope {
 	env.ExitCode, env.TimedOut, env.MediaType, env.Truncated = res.ExitCode, res.TimedOut, res.MediaType, res.Truncated
 	env.ElapsedMS = res.Elapsed.Milliseconds()
 	env.Events, env.Lines, env.Elided, env.Tried = res.Events, res.Lines, res.Elided, res.Tried
+	env.OutputCut = res.OutputCut
 	switch {
 	case res.Message != "":
 		env.Result = &res.Message

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
@@ -57,7 +57,7 @@ With --json: {"process", "status": "answered"|"accepted", "events": [...],
 func sendRun(ctx context.Context, opts *SendOptions) error {
 	raw := []byte(opts.Event)
 	if opts.Event == "-" {
-		b, err := io.ReadAll(opts.IO.In)
+		b, err := inputfile.ReadAll(opts.IO.In, wire.MaxRequestBytes, "stdin") // the daemon takes no more
 		if err != nil {
 			return fmt.Errorf("reading the event from stdin: %w", err)
 		}

@@ -54,8 +54,14 @@ func (g *Globals) NeedToolboxFile() error {
 // or run `toolbox lock`. A lock that does not decode says to write it
 // again. It returns the lock's path as given (relative or not).
 func ReadLock(g *Globals) (string, *manifest.Lock, error) {
+	return readLockWith(g, manifest.Read)
+}
+
+// readLockWith is ReadLock with the reader given (launcher.ReadLock, which
+// decodes only what one call may run).
+func readLockWith(g *Globals, read func(path string) (*manifest.Lock, error)) (string, *manifest.Lock, error) {
 	path := manifest.LockPath(g.ToolboxFile())
-	l, err := manifest.Read(path)
+	l, err := read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if nerr := g.NeedToolboxFile(); nerr != nil {
 			return path, nil, nerr

@@ -16,6 +16,7 @@ import (
 	"github.com/toolbox-dev/toolbox/compiler"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // CheckOptions are the inputs of the check command.
@@ -118,6 +119,8 @@ func requiredError(name string) error {
 type probeReport struct {
 	Capabilities []capabilityProbe `json:"capabilities"`
 	Tools        []toolProbe       `json:"tools"`
+	// Limits says which limits this machine enforces, and how.
+	Limits []sandbox.LimitEnforcement `json:"limits"`
 }
 
 type capabilityProbe struct {
@@ -135,6 +138,8 @@ type toolProbe struct {
 	MS        int64  `json:"ms"`
 	Detail    string `json:"detail,omitempty"`
 	Fix       string `json:"fix,omitempty"`
+	// Limits are the tool's resolved limits (absent: none, or not locked).
+	Limits *manifest.Limits `json:"limits,omitempty"`
 }
 
 func probeRun(ctx context.Context, opts *CheckOptions) error {
@@ -171,7 +176,7 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 func buildProbeReport(res *compiler.Result) probeReport {
 	rep := probeReport{Capabilities: []capabilityProbe{}, Tools: []toolProbe{}}
 	toTP := func(r *compiler.ToolReport) toolProbe {
-		return toolProbe{Name: r.Name, Kind: r.Kind, Status: r.Status, Mechanism: r.Mechanism, MS: r.Duration.Milliseconds(), Detail: r.Detail, Fix: r.Fix}
+		return toolProbe{Name: r.Name, Kind: r.Kind, Status: r.Status, Mechanism: r.Mechanism, MS: r.Duration.Milliseconds(), Detail: r.Detail, Fix: r.Fix, Limits: r.Limits}
 	}
 	for _, c := range res.Capabilities {
 		cp := capabilityProbe{Capability: c.Name, Required: c.Required, Active: c.Active}
@@ -185,6 +190,7 @@ func buildProbeReport(res *compiler.Result) probeReport {
 	for _, name := range cli.SortedKeys(res.Tools) {
 		rep.Tools = append(rep.Tools, toTP(res.Tools[name]))
 	}
+	rep.Limits = sandbox.Detect().LimitEnforcement()
 	return rep
 }
 
@@ -208,6 +214,7 @@ func printProbeReport(opts *CheckOptions, rep probeReport) {
 	for _, t := range rep.Tools {
 		printToolLine(w, "  ", t)
 	}
+	printLimits(w, rep.Limits)
 	w.Flush()
 }
 

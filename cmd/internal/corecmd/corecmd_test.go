@@ -11,9 +11,11 @@ import (
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/compiler"
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 func TestMain(m *testing.M) {
+	sandbox.Init() // unconfined tools run under the sandbox helper, which re-executes this binary
 	// As Main does: this binary verifies toolbox files by configuration.
 	launcher.ConfigDigest = compiler.ConfigDigestFile
 	os.Exit(m.Run())

@@ -52,7 +52,7 @@ func fmtRun(opts *FmtOptions) error {
 	var errs []error
 	var unformatted []string
 	for _, f := range opts.Files {
-		src, err := os.ReadFile(f)
+		src, err := compiler.ReadToolboxFile(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
 
@@ -153,7 +154,7 @@ func progress(w io.Writer, total int) func(*compiler.ToolReport) {
 // checkDrift compares what lock would write with the lock on disk; it
 // returns what changed (nil when up to date) and the error of --check.
 func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte) ([]string, error) {
-	old, err := os.ReadFile(path)
+	old, err := inputfile.ReadFile(path, manifest.MaxLockBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []string{"no lock file"}, cli.WithCode(cli.ExitDrift, fmt.Errorf("%s does not exist; run `toolbox lock` and commit it", path))
 	}

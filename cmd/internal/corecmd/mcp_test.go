@@ -47,13 +47,7 @@ func mcpFixture(t *testing.T) string {
 	dir := t.TempDir()
 	hcl := filepath.Join(dir, "toolbox.hcl")
 	tool := filepath.Join(dir, "greet")
-	write := func(path, content string, mode os.FileMode) string {
-		if err := os.WriteFile(path, []byte(content), mode); err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256([]byte(content))
-		return hex.EncodeToString(sum[:])
-	}
+	write := func(path, content string, mode os.FileMode) string { return writeHashed(t, path, content, mode) }
 	l := manifest.New()
 	l.Sandbox = "none"
 	l.File = manifest.FileRef{Path: "toolbox.hcl", SHA256: write(hcl, "sandbox = \"none\"\ntool \"greet\" { path = \"greet\" }\n", 0o644)}
@@ -71,6 +65,17 @@ func mcpFixture(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return hcl
+}
+
+// writeHashed writes content to path and returns its sha256, as a lock
+// records it.
+func writeHashed(t *testing.T, path, content string, mode os.FileMode) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(sum[:])
 }
 
 // TestMCPRun drives the command's run with a real SDK client over pipes:

@@ -154,21 +154,29 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	sctx, stop := notify(ctx)
 	defer stop()
 	logf("listening on %s (pid %d, lock %s)", srv.Socket(), os.Getpid(), lf.Path)
+	closeMCP := func() {}
 	if opts.MCPHTTP != "" || opts.MCPUnix {
-		closeMCP, err := serveMCPHTTP(sctx, opts, stateDir, lf.Path, lf.Lock, sup, logf)
-		if err != nil {
+		if closeMCP, err = serveMCPHTTP(sctx, opts, stateDir, lf.Path, lf.Lock, sup, logf); err != nil {
 			return err
 		}
-		defer closeMCP()
 	}
 	serr := srv.Serve(sctx, sup)
 	stop() // a second signal now kills at once
 	logf("stopping every process")
+	// Every process stops at once, each with its declared cancel then
+	// SIGKILL after its own stop grace: the MCP calls in flight (which the
+	// supervisor does not own) and the supervisor's processes alike.
+	mcpClosed := make(chan struct{})
+	go func() {
+		defer close(mcpClosed)
+		closeMCP()
+	}()
 	cctx, cancel := context.WithTimeout(context.Background(), serveCloseTimeout)
 	defer cancel()
 	if err := sup.Close(cctx); err != nil {
 		logf("closing: %v", err)
 	}
+	<-mcpClosed
 	return serr
 }
 

@@ -22,6 +22,10 @@ import (
 // MCPSocketName is the unix socket of --mcp-unix in the state dir.
 const MCPSocketName = "mcp.sock"
 
+// httpDrain is how long answers already being written get at exit, once
+// every call was cancelled and has returned.
+const httpDrain = 250 * time.Millisecond
+
 // serveMCPHTTP serves MCP over streamable HTTP beside the daemon, sharing
 // its supervisor (each MCP connection is its own session). The TCP address
 // must be loopback and every request on it must carry the bearer token
@@ -53,12 +57,18 @@ func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath st
 		}()
 	}
 	shutdown := func() {
-		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Cancel the calls in flight and stop the sessions' processes
+		// first: the HTTP server's shutdown waits for its handlers. Then
+		// the answers in flight get a moment to leave; a client's stream
+		// of notifications (a GET that never idles) is cut.
+		srv.Close()
+		c, cancel := context.WithTimeout(context.Background(), httpDrain)
 		defer cancel()
 		for _, hs := range servers {
-			_ = hs.Shutdown(c)
+			if hs.Shutdown(c) != nil {
+				_ = hs.Close()
+			}
 		}
-		srv.Close()
 	}
 	if opts.MCPHTTP != "" {
 		host, _, err := net.SplitHostPort(opts.MCPHTTP)

@@ -1,0 +1,30 @@
+package corecmd
+
+import (
+	"bytes"
+	"testing"
+	"text/tabwriter"
+
+	"github.com/toolbox-dev/toolbox/sandbox"
+)
+
+// The text form of check --probe's limits section: one line per limit,
+// yes or no, how, and what is missing here.
+func TestPrintLimits(t *testing.T) {
+	s := sandbox.Support{Bwrap: true, Cgroup: sandbox.CgroupSupport{MemoryReason: "no v2", PidsReason: "no v2"}}
+	var out bytes.Buffer
+	w := tabwriter.NewWriter(&out, 0, 4, 2, ' ', 0)
+	printLimits(w, s.LimitEnforcement())
+	w.Flush()
+	want := `limits enforced on this machine:
+  memory       yes  RLIMIT_DATA per process, every mechanism (no cgroup memory.max per call: no v2)
+  file_size    yes  RLIMIT_FSIZE per file written, every mechanism
+  open_files   yes  RLIMIT_NOFILE per process, every mechanism
+  cpu_seconds  yes  RLIMIT_CPU per process (SIGXCPU, then SIGKILL a second later), every mechanism
+  processes    no   RLIMIT_NPROC under bwrap for a tool not run as root (its own user namespace); refused for other tools (no cgroup pids.max: no v2)
+  tmp_size     yes  size of every tmpfs bwrap mounts (/, a private /tmp, /dev/shm); landlock and none mount none
+`
+	if out.String() != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}

@@ -1,0 +1,66 @@
+package manifest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Limits are the resource limits of a tool (or of a builtin's commands) as
+// resolved at lock time from the toolbox file's limits blocks and the
+// defaults (DESIGN.md §3, §6); the launcher applies exactly these. A zero
+// field is unlimited; sizes are bytes. A limit the locking machine could
+// not enforce for the tool was refused (if the operator set it) or left
+// unset (if it was a default), so a lock never promises a limit that
+// silently does not hold.
+type Limits struct {
+	MemoryBytes   uint64 `json:"memory_bytes,omitempty"`
+	FileSizeBytes uint64 `json:"file_size_bytes,omitempty"`
+	OpenFiles     uint64 `json:"open_files,omitempty"`
+	CPUSeconds    uint64 `json:"cpu_seconds,omitempty"`
+	Processes     uint64 `json:"processes,omitempty"`
+	TmpSizeBytes  uint64 `json:"tmp_size_bytes,omitempty"`
+}
+
+// String renders the set fields as "memory_bytes=N ..." in a fixed order,
+// "none" when nothing is limited (nil included).
+func (l *Limits) String() string {
+	if l == nil {
+		return "none"
+	}
+	var parts []string
+	for _, f := range []struct {
+		name string
+		v    uint64
+	}{
+		{"memory_bytes", l.MemoryBytes}, {"file_size_bytes", l.FileSizeBytes}, {"open_files", l.OpenFiles},
+		{"cpu_seconds", l.CPUSeconds}, {"processes", l.Processes}, {"tmp_size_bytes", l.TmpSizeBytes},
+	} {
+		if f.v != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", f.name, f.v))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
+
+// limits reports a change of limits (nil and all-zero both mean none).
+func (d *differ) limits(what string, a, b *Limits) {
+	if sa, sb := a.String(), b.String(); sa != sb {
+		d.addf("%s limits %s -> %s", what, sa, sb)
+	}
+}
+
+// builtinLimits checks that every builtin with limits is declared.
+func (v *validator) builtinLimits(l *Lock) {
+	for _, name := range sortedKeys(l.BuiltinLimits) {
+		switch {
+		case l.BuiltinLimits[name] == nil:
+			v.addf("builtin_limits: %q is null", name)
+		case !slices.Contains(l.Builtins, name):
+			v.addf("builtin_limits: %q is not among builtins", name)
+		}
+	}
+}

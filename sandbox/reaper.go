@@ -1,0 +1,216 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// An unconfined tool (mechanism None) is started through the same hidden
+// helper as a landlock tool, with nothing restricted: the toolbox binary
+// re-executed in its own session, told of toolbox's death by a
+// parent-death signal, staying the tool's parent as a child subreaper. So
+// every descendant of the tool, setsid or double-forked ones included,
+// dies when the tool ends (the helper kills what is left before exiting)
+// and when toolbox dies (the helper then kills the tool and everything
+// below it). DESIGN.md §5 says why a reaper rather than a pid namespace
+// or a cgroup.
+
+// reaperCmd builds the helper invocation that runs c unconfined: the tool
+// runs as toolbox's user (or run_as), with c's environment, in c.Dir ("" =
+// toolbox's working directory). Without Init (the test binaries of
+// packages that never start the helper) the child is started directly, as
+// before the reaper: its group is killed when it ends, but a descendant
+// that left the group survives, also toolbox's death.
+func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool, lp *limitPlan) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
+	path := c.Path
+	switch {
+	case !strings.Contains(path, "/"):
+		if path, err = exec.LookPath(path); err != nil {
+			return nil, nil, nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
+		}
+	case !filepath.IsAbs(path) && c.Dir != "":
+		path = filepath.Join(c.Dir, path) // relative to Dir, as os/exec has it
+	}
+	if !initDone.Load() {
+		cmd = exec.Command(path, c.Args...)
+		cmd.Args[0] = c.Path
+		cmd.Dir = c.Dir
+		cmd.Env = c.Env
+		if cmd.Env == nil {
+			cmd.Env = []string{}
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
+		return cmd, nil, nil, nil
+	}
+	if err := checkExecutable(path); err != nil {
+		return nil, nil, nil, err
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
+	}
+	hs := helperSpec{
+		Plain:     true,
+		Path:      path,
+		Argv:      append([]string{c.Path}, c.Args...),
+		Env:       c.Env,
+		RunAs:     s.RunAs,
+		ParentPID: os.Getpid(),
+	}
+	if hs.Env == nil {
+		hs.Env = []string{}
+	}
+	cmd, statusR, closers, err = helperCmd(&hs, status, lp)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cmd.Dir = c.Dir // the tool inherits the helper's working directory
+	cmd.SysProcAttr = helperSysProcAttr()
+	return cmd, statusR, closers, nil
+}
+
+// helperCmd builds the invocation of the helper for hs: the current
+// binary re-executed with argv[0] preserved and argv[1] = helperArg, with
+// an empty environment (the tool's travels in the spec, on fd 3). When
+// status is true the helper reports "ok" or its setup error on an extra
+// pipe (fd 4), returned as statusR. closers are the child's ends.
+func helperCmd(hs *helperSpec, status bool, lp *limitPlan) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
+	extra := []*os.File{nil}
+	if status {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("creating helper status pipe: %w", err)
+		}
+		closers = append(closers, w)
+		extra = append(extra, w)
+		hs.StatusFD = 4
+		statusR = r
+	}
+	fail := func(err error) (*exec.Cmd, *os.File, []*os.File, error) {
+		closeAll(closers)
+		if statusR != nil {
+			statusR.Close()
+		}
+		return nil, nil, nil, err
+	}
+	if lp != nil {
+		// The helper gives the tool its limits through the limits
+		// wrapper, which also joins the call's cgroup (helperFork).
+		hs.Rlimits = lp.rlimits
+		if lp.cg != nil {
+			procs, err := lp.cg.procsFile()
+			if err != nil {
+				return fail(err)
+			}
+			closers = append(closers, procs)
+			hs.ProcsFD = 3 + len(extra)
+			extra = append(extra, procs)
+		}
+	}
+	data, err := json.Marshal(hs)
+	if err != nil {
+		return fail(fmt.Errorf("encoding helper spec: %w", err))
+	}
+	specR, err := feedPipe(data)
+	if err != nil {
+		return fail(fmt.Errorf("passing helper spec: %w", err))
+	}
+	closers = append(closers, specR)
+	extra[0] = specR
+	cmd = &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{os.Args[0], helperArg},
+		Env:        []string{},
+		Dir:        "/",
+		ExtraFiles: extra,
+	}
+	withHelper(cmd) // or the binary UseHelper chose
+	return cmd, statusR, closers, nil
+}
+
+// startPlain is the helper's start of an unconfined tool: from a locked
+// thread that stays alive, reaping, until the tool has exited (the tool's
+// parent-death signal follows that thread).
+func startPlain(hs *helperSpec) (int, <-chan int, error) {
+	cred, err := credential(hs.RunAs, None)
+	if err != nil {
+		return 0, nil, err
+	}
+	started := make(chan startResult, 1)
+	exited := make(chan int, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		forkAndReap(hs, append(hs.Env, os.Environ()...), cred, started, exited)
+	}()
+	r := <-started
+	return r.pid, exited, r.err
+}
+
+// startResult is the outcome of the helper's fork of the tool.
+type startResult struct {
+	pid int
+	err error
+}
+
+// forkAndReap starts the tool in the helper's session and process group,
+// reports it on started, then reaps children (the tool and the orphans the
+// subreaper inherits) until the tool has exited, whose code it sends on
+// exited. It runs on the thread that must stay alive meanwhile.
+func forkAndReap(hs *helperSpec, env []string, cred *syscall.Credential, started chan<- startResult, exited chan<- int) {
+	pid, err := helperFork(hs, env, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred})
+	if err != nil {
+		started <- startResult{err: &os.PathError{Op: "exec", Path: hs.Path, Err: err}}
+		return
+	}
+	started <- startResult{pid: pid}
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil { // only once our parent died: runHelper reaps too, and no longer reads exited
+			exited <- exitSetupFailed
+			return
+		}
+		if got == pid {
+			exited <- exitCode(ws)
+			return
+		}
+	}
+}
+
+// errnoPrefix starts a status line whose error is a system call's: the
+// parent rebuilds it, so that "not found" and "not executable" keep their
+// meaning (fs.ErrNotExist, fs.ErrPermission, ENOEXEC) across the helper.
+const errnoPrefix = "errno "
+
+// statusLine is err as the helper reports it: one line, with the errno of
+// an exec failure in front.
+func statusLine(err error) string {
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	var pe *os.PathError
+	var no syscall.Errno
+	if errors.As(err, &pe) && errors.As(pe.Err, &no) {
+		return errnoPrefix + strconv.Itoa(int(no)) + " " + pe.Path
+	}
+	return msg
+}
+
+// statusError is the parent's reading of a status line that is not "ok".
+func statusError(line string) error {
+	if rest, ok := strings.CutPrefix(line, errnoPrefix); ok {
+		n, path, _ := strings.Cut(rest, " ")
+		if no, err := strconv.Atoi(n); err == nil {
+			return fmt.Errorf("%w: %w", ErrStartFailed, &os.PathError{Op: "exec", Path: path, Err: syscall.Errno(no)})
+		}
+	}
+	return nil
+}
