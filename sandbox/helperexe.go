@@ -10,7 +10,23 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
+
+// The helper runs from this package's initialisation, as the limits
+// wrapper does (limitexec.go), rather than from Init in main: the packages
+// a binary initialises after this one are of no use to it, and they cost
+// every helper start their initialisation (issue 13: in the toolbox binary
+// cobra and the CLI's tables; in toolbox-core the JSON Schema compiler,
+// gRPC and the MCP SDK, ~10 ms). Everything the helper uses is one of this
+// package's dependencies, initialised by then. Init keeps its own check
+// for a binary whose initialisation order differs.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == helperArg {
+		unix.Exit(runHelper())
+	}
+}
 
 // helperExe is the binary the landlock helper is started from: "" for the
 // running one (/proc/self/exe), else /proc/self/fd/N of the file UseHelper
