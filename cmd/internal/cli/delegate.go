@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -63,4 +65,48 @@ func DelegatedCmd(g *Globals, use, short string) *cobra.Command {
 			return g.Delegate()
 		},
 	}
+}
+
+// ToolboxName is the fast binary, built from cmd/toolbox.
+const ToolboxName = "toolbox"
+
+// toolboxMainPath is the package the toolbox binary is built from.
+const toolboxMainPath = "github.com/toolbox-dev/toolbox/cmd/toolbox"
+
+// FindHelper locates the toolbox binary beside the running one (never on
+// PATH), for toolbox-core to start its landlock helper from
+// (sandbox.UseHelper): it starts several times faster. The file counts only
+// when its Go build information says it is this module's cmd/toolbox, of
+// the same version and source revision as the running binary and built by
+// the same Go; another program of that name (an unrelated "toolbox"
+// installed in the same directory) is not used.
+func FindHelper() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(filepath.Dir(self), ToolboxName)
+	theirs, err := buildinfo.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("reading the build information of %s: %w", p, err)
+	}
+	ours, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", errors.New("this binary has no build information")
+	}
+	if theirs.Path != toolboxMainPath || theirs.Main.Path != ours.Main.Path || theirs.Main.Version != ours.Main.Version ||
+		theirs.GoVersion != ours.GoVersion || buildSetting(theirs, "vcs.revision") != buildSetting(ours, "vcs.revision") {
+		return "", fmt.Errorf("%s is not the toolbox binary of this build", p)
+	}
+	return p, nil
+}
+
+// buildSetting is the value of key in bi's build settings, "" when unset.
+func buildSetting(bi *debug.BuildInfo, key string) string {
+	for _, s := range bi.Settings {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
 }

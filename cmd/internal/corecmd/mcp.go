@@ -42,6 +42,9 @@ type MCPOptions struct {
 	// often and move a capability to the next locked backend whose check
 	// passes (0 = never; the lock's results hold).
 	Recheck time.Duration
+	// MaxCalls is --max-calls: how many tool calls run at once; more wait
+	// their turn (0 = mcpserver.DefaultMaxCalls, four per core).
+	MaxCalls int
 }
 
 // NewCmdMCP builds the mcp command; runF, when not nil, replaces its run
@@ -65,6 +68,13 @@ Tools run in the directory the client started toolbox mcp in, which many
 clients do not let you choose: -C DIR runs them in DIR (the default toolbox's
 relative paths start there). -f and --state-dir are read before.
 
+Plugin tools are kept warm: a plugin's process is started by its first call
+(its binary hashed against the lock), serves every later call of the
+connection (up to its locked concurrency at once), is restarted with back-off
+if it dies, and stops when the client disconnects. Exec tools start a
+sandboxed process per call. At most --max-calls tool calls run at once (four
+per core by default); the others wait their turn.
+
 Processes stop when the client disconnects. Their records are kept in the
 "mcp" directory of the state dir (--state-dir, else $XDG_STATE_HOME/toolbox,
 else ~/.local/state/toolbox); when the default cannot be created, none are.`,
@@ -79,7 +89,21 @@ else ~/.local/state/toolbox); when the default cannot be created, none are.`,
 	cmd.Flags().StringVarP(&opts.Dir, "dir", "C", "", "run the tools in this directory (default: the current one)")
 	cmd.Flags().DurationVar(&opts.Recheck, "recheck", 0, "re-run capability backends' checks this often (e.g. 5m) and switch to the next locked backend whose check passes")
 	cmd.Flags().StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: serve the capability with this backend first (repeatable; unknown names are ignored)")
+	addMaxCallsFlag(cmd, &opts.MaxCalls)
 	return cmd
+}
+
+// addMaxCallsFlag adds --max-calls, the server's bound on tool calls at once.
+func addMaxCallsFlag(cmd *cobra.Command, n *int) {
+	cmd.Flags().IntVar(n, "max-calls", 0, fmt.Sprintf("run at most this many tool calls at once; the others wait their turn (default %d: four per core)", mcpserver.DefaultMaxCalls))
+}
+
+// checkMaxCalls refuses a negative --max-calls.
+func checkMaxCalls(n int) error {
+	if n < 0 {
+		return &cli.UsageError{Err: fmt.Errorf("--max-calls %d: want 1 or more (0 for the default)", n)}
+	}
+	return nil
 }
 
 func mcpRun(ctx context.Context, opts *MCPOptions) error {
@@ -88,6 +112,9 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	}
 	backends, err := backendOverrides(opts.Backends)
 	if err != nil {
+		return err
+	}
+	if err := checkMaxCalls(opts.MaxCalls); err != nil {
 		return err
 	}
 	if err := opts.NeedToolboxFile(); err != nil {
@@ -121,7 +148,7 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mcpserver.New(mcpserver.Options{
 		LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: env, Backends: backends,
-		Logger: logger, Version: cli.Version(), StateDir: mcpStateDir(opts),
+		Logger: logger, Version: cli.Version(), StateDir: mcpStateDir(opts), MaxCalls: opts.MaxCalls,
 	})
 	if err != nil {
 		closeSupervisor(opts, sup)

@@ -57,6 +57,8 @@ func (readFile) Describe() protocol.Describe {
 		Runtime: &protocol.Runtime{
 			Rundir:  "../../..",
 			Sandbox: &protocol.Sandbox{FS: &protocol.FS{Read: []string{"../../.."}}, Net: "none", Tmp: "private"},
+			// Each call reads its own file: a warm process serves calls at once.
+			Concurrency: 8,
 		},
 	}
 }
