@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolbox-dev/toolbox/manifest"
 	"os"
 	"strconv"
 	"strings"
@@ -300,6 +301,7 @@ func TestWarmSandboxed(t *testing.T) {
 	f := newFixture(t, warm.Options{}, 0)
 	tl := f.Lock.Tools["probe"]
 	tl.Runtime.Mechanism = "bwrap"
+	f.Lock.Bwrap = &manifest.Pin{Path: s.BwrapPin.Path, SHA256: s.BwrapPin.SHA256} // what lock pins
 	d := *tl.Describe
 	rt := *d.Runtime
 	rt.Sandbox = &protocol.Sandbox{Net: "none"}
