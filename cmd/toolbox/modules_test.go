@@ -14,6 +14,9 @@ import (
 
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // The repository holds several Go modules (DESIGN.md §1): the main one,
@@ -73,22 +76,16 @@ func workspace(t *testing.T, repo string) []repoModule {
 	return mods
 }
 
-// modulePath and requirements read a go.mod with go mod edit -json.
-func modulePath(t *testing.T, dir string) string {
-	t.Helper()
-	p, _ := goModJSON(t, dir)
-	return p
+// goMod is what go mod edit -json says of a go.mod.
+type goMod struct {
+	Module  struct{ Path string }
+	Require []struct {
+		Path, Version string
+		Indirect      bool
+	}
 }
 
-// requirements are the module paths dir's go.mod requires, with their
-// versions.
-func requirements(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	_, req := goModJSON(t, dir)
-	return req
-}
-
-func goModJSON(t *testing.T, dir string) (path string, req map[string]string) {
+func readGoMod(t *testing.T, dir string) goMod {
 	t.Helper()
 	cmd := exec.Command("go", "mod", "edit", "-json")
 	cmd.Dir = dir
@@ -96,19 +93,14 @@ func goModJSON(t *testing.T, dir string) (path string, req map[string]string) {
 	if err != nil {
 		t.Fatalf("go mod edit -json in %s: %v", dir, err)
 	}
-	var m struct {
-		Module  struct{ Path string }
-		Require []struct{ Path, Version string }
-	}
+	var m goMod
 	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatal(err)
 	}
-	req = map[string]string{}
-	for _, r := range m.Require {
-		req[r.Path] = r.Version
-	}
-	return m.Module.Path, req
+	return m
 }
+
+func modulePath(t *testing.T, dir string) string { return readGoMod(t, dir).Module.Path }
 
 func rel(base, p string) string {
 	r, err := filepath.Rel(base, p)
@@ -280,6 +272,15 @@ func TestModules(t *testing.T) {
 	e := newModEnv(t)
 	t.Run("tidy", func(t *testing.T) { testTidy(t, e) })
 	t.Run("pinned", func(t *testing.T) { testPinned(t, e) })
+	t.Run("tested", func(t *testing.T) { testTested(t, e) })
+	gobin := t.TempDir()
+	installed := t.Run("install", func(t *testing.T) { testInstall(t, e, gobin) })
+	t.Run("example-plugins", func(t *testing.T) {
+		if !installed {
+			t.Skip("the install failed")
+		}
+		testExamplePlugins(t, e, gobin)
+	})
 }
 
 // testTidy: `go mod tidy` changes nothing in any module of the repository,
@@ -358,11 +359,202 @@ func readModFiles(dir string) string {
 // workspace built.
 func testPinned(t *testing.T, e *modEnv) {
 	for _, m := range e.mods {
-		req := requirements(t, m.Dir)
-		for _, n := range e.mods {
-			if v, ok := req[n.Path]; ok && v != n.Version {
-				t.Errorf("%s requires %s %s; go.work must replace it at that version: %s %s => ./%s", m.Path, n.Path, v, n.Path, v, rel(e.repo, n.Dir))
+		for _, r := range readGoMod(t, m.Dir).Require {
+			for _, n := range e.mods {
+				if r.Path == n.Path && r.Version != n.Version {
+					t.Errorf("%s requires %s %s; go.work must replace it at that version: %s %s => ./%s", m.Path, n.Path, r.Version, n.Path, r.Version, rel(e.repo, n.Dir))
+				}
 			}
+		}
+	}
+}
+
+// testTested: the test command (the README's, which .ci/run runs) names
+// every nested module, which ./... leaves out.
+func testTested(t *testing.T, e *modEnv) {
+	command := func(file string) string {
+		data, err := os.ReadFile(filepath.Join(e.repo, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "go vet ") {
+				return line
+			}
+		}
+		t.Fatalf("%s has no line starting with \"go vet \"", file)
+		return ""
+	}
+	readme, ci := command("README.md"), command(".ci/run")
+	if readme != ci {
+		t.Errorf("the README's test command differs from .ci/run's:\n%s\n%s", readme, ci)
+	}
+	for _, m := range e.mods {
+		if m.Dir == e.repo {
+			continue
+		}
+		pattern := "./" + rel(e.repo, m.Dir) + "/..."
+		if strings.Count(ci, " "+pattern+" ") != 2 {
+			t.Errorf(".ci/run does not vet and test %s (the module %s): name it in go vet and go list", pattern, m.Path)
+		}
+	}
+}
+
+// testInstall: go install <module>/cmd/...@version installs toolbox and
+// toolbox-core into GOBIN, as does go install ./cmd/... in a clone; the
+// installed toolbox hands its core commands to the toolbox-core beside it,
+// whether GOBIN is on PATH or not, and never to another one on PATH. The
+// install from the proxy goes to fromProxy.
+func testInstall(t *testing.T, e *modEnv, fromProxy string) {
+	// -trimpath keeps the build cache useful: without it the private module
+	// cache's path is part of every package's key, and the two installs
+	// and the example plugins' build would compile everything anew.
+	if out, err := e.run(t, t.TempDir(), []string{"GOBIN=" + fromProxy}, "install", "-trimpath", "github.com/toolbox-dev/toolbox/cmd/...@"+mainTestVersion); err != nil {
+		t.Fatalf("go install github.com/toolbox-dev/toolbox/cmd/...@%s: %v\n%s", mainTestVersion, err, out)
+	}
+	fromClone := t.TempDir()
+	cmd := exec.Command("go", "install", "-trimpath", "./cmd/...")
+	cmd.Dir = e.repo
+	cmd.Env = append(os.Environ(), "GOBIN="+fromClone)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install ./cmd/... in the clone: %v\n%s", err, out)
+	}
+	for name, gobin := range map[string]string{"at-version": fromProxy, "from-clone": fromClone} {
+		t.Run(name, func(t *testing.T) {
+			for _, b := range []string{"toolbox", "toolbox-core"} {
+				if st, err := os.Stat(filepath.Join(gobin, b)); err != nil || st.Mode()&0o111 == 0 {
+					t.Fatalf("%s not installed in GOBIN: %v", b, err)
+				}
+			}
+			checkHandOver(t, gobin)
+		})
+	}
+}
+
+// systemPath is a PATH without any Go binary directory.
+const systemPath = "/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin"
+
+// checkHandOver runs the installed toolbox from another directory on a
+// command only toolbox-core has (lock), three ways.
+func checkHandOver(t *testing.T, gobin string) {
+	// lock writes the lock: proof that toolbox-core ran.
+	lockIn := func(t *testing.T, path string, argv ...string) {
+		t.Helper()
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "toolbox.hcl"), []byte("sandbox = \"none\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+path)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v with PATH=%s: %v\n%s", argv, path, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "toolbox.lock.json")); err != nil {
+			t.Fatalf("%v: no lock written (%v)\n%s", argv, err, out)
+		}
+	}
+	t.Run("GOBIN-not-on-PATH", func(t *testing.T) {
+		lockIn(t, systemPath, filepath.Join(gobin, "toolbox"), "lock")
+	})
+	t.Run("GOBIN-on-PATH", func(t *testing.T) {
+		lockIn(t, gobin+":"+systemPath, "sh", "-c", "exec toolbox lock")
+	})
+	// Another toolbox-core earlier on PATH (an older install, or a planted
+	// one) is never run: the one installed beside toolbox is.
+	t.Run("decoy-on-PATH", func(t *testing.T) {
+		decoy := t.TempDir()
+		marker := filepath.Join(decoy, "ran")
+		script := "#!/bin/sh\ntouch " + marker + "\nexit 99\n"
+		if err := os.WriteFile(filepath.Join(decoy, "toolbox-core"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		lockIn(t, decoy+":"+gobin+":"+systemPath, "sh", "-c", "exec toolbox lock")
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("the toolbox-core found first on PATH ran, not the one beside toolbox")
+		}
+	})
+	// Without a toolbox-core beside it or on PATH, toolbox says how to
+	// install both.
+	t.Run("core-missing", func(t *testing.T) {
+		alone := t.TempDir()
+		data, err := os.ReadFile(filepath.Join(gobin, "toolbox"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(alone, "toolbox"), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(filepath.Join(alone, "toolbox"), "lock")
+		cmd.Dir = alone
+		cmd.Env = append(os.Environ(), "PATH="+systemPath)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "go install github.com/toolbox-dev/toolbox/cmd/...@latest") {
+			t.Errorf("toolbox lock without toolbox-core: %v\n%s", err, out)
+		}
+	})
+}
+
+// testExamplePlugins builds the example plugins as their author would,
+// from their own go.mod (no go.work), checks that they link none of the
+// toolbox's own packages, HCL, the MCP SDK or a JSON Schema validator, and
+// runs one through the toolbox installed in gobin: describe --plugin,
+// lock, run.
+func testExamplePlugins(t *testing.T, e *modEnv, gobin string) {
+	dir := filepath.Join(e.repo, "plugins", "examples")
+	for _, r := range readGoMod(t, dir).Require {
+		if !r.Indirect && r.Path != "github.com/toolbox-dev/toolbox/plugins/sdk" && r.Path != "github.com/toolbox-dev/toolbox/protocol" {
+			t.Errorf("plugins/examples/go.mod requires %s directly; a plugin needs only the SDK and protocol modules", r.Path)
+		}
+	}
+	out, err := e.run(t, dir, nil, "list", "-deps", "./...")
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	for _, p := range strings.Fields(out) {
+		banned := strings.HasPrefix(p, "github.com/hashicorp/hcl/") ||
+			strings.HasPrefix(p, "github.com/modelcontextprotocol/") ||
+			strings.HasPrefix(p, "github.com/santhosh-tekuri/jsonschema") ||
+			strings.HasPrefix(p, "github.com/toolbox-dev/toolbox/protocol/validate") ||
+			(strings.HasPrefix(p, "github.com/toolbox-dev/toolbox/") &&
+				!strings.HasPrefix(p, "github.com/toolbox-dev/toolbox/protocol") &&
+				!strings.HasPrefix(p, "github.com/toolbox-dev/toolbox/plugins/sdk") &&
+				!strings.HasPrefix(p, "github.com/toolbox-dev/toolbox/plugins/examples"))
+		if banned {
+			t.Errorf("the example plugins link %s", p)
+		}
+	}
+	// The layout the plugins declare their runtime for: their directory's
+	// ../../.. is the repository they read.
+	ws := t.TempDir()
+	tb := filepath.Join(ws, "toolboxes", "mine")
+	if out, err := e.run(t, dir, nil, "build", "-trimpath", "-o", filepath.Join(tb, "plugins")+"/", "./read_file"); err != nil {
+		t.Fatalf("go build ./read_file: %v\n%s", err, out)
+	}
+	toolbox := filepath.Join(gobin, "toolbox")
+	plugin := filepath.Join(tb, "plugins", "read_file")
+	if out, err := exec.Command(toolbox, "describe", "--plugin", plugin).CombinedOutput(); err != nil || !strings.Contains(string(out), "valid protocol 2 describe document") {
+		t.Fatalf("toolbox describe --plugin: %v\n%s", err, out)
+	}
+	s := sandbox.Detect()
+	testenv.Need(t, s.Bwrap, "bwrap", s.BwrapReason) // net none and tmp private
+	hcl := "sandbox = \"bwrap\"\nplugin \"read_file\" { path = \"plugins/read_file\" }\n"
+	if err := os.WriteFile(filepath.Join(tb, "toolbox.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, argv := range [][]string{{"lock"}, {"run", "read_file", "--args", `{"path": "hello.txt", "start": 2}`}} {
+		cmd := exec.Command(toolbox, append([]string{"-f", filepath.Join(tb, "toolbox.hcl")}, argv...)...)
+		cmd.Env = append(os.Environ(), "PATH="+systemPath)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("toolbox %v: %v\n%s", argv, err, out)
+		}
+		if argv[0] == "run" && string(out) != "two\n" {
+			t.Errorf("toolbox run read_file: %q, want %q", out, "two\n")
 		}
 	}
 }
