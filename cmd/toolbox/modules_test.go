@@ -52,7 +52,7 @@ func workspace(t *testing.T, repo string) []repoModule {
 		t.Fatalf("go work edit -json: %v", err)
 	}
 	var w struct {
-		Use []struct{ DiskPath string }
+		Use     []struct{ DiskPath string }
 		Replace []struct {
 			Old struct{ Path, Version string }
 			New struct{ Path string }
