@@ -155,7 +155,8 @@ func newModEnv(t *testing.T) *modEnv {
 		// in any checksum database; every other one is checked against
 		// the go.sum files.
 		"GONOSUMDB=github.com/toolbox-dev/toolbox",
-		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -modcacherw"),
+		// -modcacherw: t.TempDir can remove the private module cache.
+		"GOFLAGS="+strings.TrimSpace(goEnv(t, "GOFLAGS")+" -modcacherw"),
 	)
 	return e
 }
@@ -172,7 +173,7 @@ func goEnv(t *testing.T, name string) string {
 // serveModule writes m at version v into the proxy directory: list, info,
 // mod and zip, the zip holding the files a commit of this tree would hold
 // (git's tracked and untracked-but-not-ignored files, nested modules left
-// out).
+// out; outside a git work tree, every file).
 func serveModule(proxy string, m repoModule, v string) error {
 	esc, err := module.EscapePath(m.Path)
 	if err != nil {
@@ -192,12 +193,15 @@ func serveModule(proxy string, m repoModule, v string) error {
 			return err
 		}
 	}
-	files, err := moduleFiles(m.Dir)
-	if err != nil {
-		return err
-	}
+	mv := module.Version{Path: m.Path, Version: v}
 	var zip bytes.Buffer
-	if err := modzip.Create(&zip, module.Version{Path: m.Path, Version: v}, files); err != nil {
+	if files, err := moduleFiles(m.Dir); err == nil {
+		err = modzip.Create(&zip, mv, files)
+		if err != nil {
+			return err
+		}
+	} else if err := modzip.CreateFromDir(&zip, mv, m.Dir); err != nil {
+		// Not a git work tree: every file of the directory.
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, v+".zip"), zip.Bytes(), 0o644)
