@@ -18,8 +18,10 @@ import (
 // validator or a plugin host). It is built from cmd/toolbox-core.
 const CoreName = "toolbox-core"
 
-// FindCore locates toolbox-core: beside the running binary first, then on
-// PATH.
+// FindCore locates toolbox-core: beside the running binary first (where go
+// install and go build -o bin/ ./cmd/... put both; os.Executable resolves
+// a symlink to toolbox), then on PATH. One beside toolbox always wins over
+// one on PATH, which may belong to another install.
 func FindCore() (string, error) {
 	if self, err := os.Executable(); err == nil {
 		p := filepath.Join(filepath.Dir(self), CoreName)
@@ -30,7 +32,7 @@ func FindCore() (string, error) {
 	if p, err := exec.LookPath(CoreName); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%s not found beside %s or on PATH; build both binaries: go build -o bin/ ./cmd/...", CoreName, os.Args[0])
+	return "", fmt.Errorf("%s not found beside %s or on PATH; install both binaries together: go install github.com/toolbox-dev/toolbox/cmd/...@latest (in a clone: go build -o bin/ ./cmd/...)", CoreName, os.Args[0])
 }
 
 // ExecCore replaces this process with toolbox-core, given the same

@@ -56,7 +56,8 @@ func NewCmdMCP(g *cli.Globals, runF func(*MCPOptions) error) *cobra.Command {
 		Short: "Serve the locked toolbox to an MCP client over stdio",
 		Long: `mcp serves the locked toolbox over the Model Context Protocol on stdin and
 stdout until stdin closes; nothing else is ever written to stdout. Configure a
-client with the command "toolbox mcp -f /path/to/toolbox.hcl".
+client with the command "toolbox mcp -f /path/to/toolbox.hcl": "toolbox mcp
+config --client NAME" prints (or --write merges) that client's configuration.
 
 Every capability and every tool not hidden behind one is an MCP tool (names
 mapped for strict clients: kv.get becomes kv_get); each service gets a
@@ -86,6 +87,7 @@ else ~/.local/state/toolbox); when the default cannot be created, none are.`,
 			return mcpRun(cmd.Context(), opts)
 		},
 	}
+	cmd.AddCommand(cli.NewCmdMCPConfig(g, nil))
 	cmd.Flags().StringVarP(&opts.Dir, "dir", "C", "", "run the tools in this directory (default: the current one)")
 	cmd.Flags().DurationVar(&opts.Recheck, "recheck", 0, "re-run capability backends' checks this often (e.g. 5m) and switch to the next locked backend whose check passes")
 	cmd.Flags().StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: serve the capability with this backend first (repeatable; unknown names are ignored)")
