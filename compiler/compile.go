@@ -287,7 +287,16 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 
 	// describe runs before the tool's declarations are known, so it gets
 	// the strictest confinement the mechanism offers.
-	spec := p.withDescribeLimits(t, p.describeSpec(t))
+	dspec, err := p.describeSpec(t)
+	if err != nil {
+		var rf *sandbox.RefusalError
+		if errors.As(err, &rf) {
+			r.Mechanism = string(rf.Mechanism)
+		}
+		r.Status = manifest.StatusSkipped
+		return nil, refusal(t, err)
+	}
+	spec := p.withDescribeLimits(t, dspec)
 	home, removeHome, err := privateHome(spec)
 	if err != nil {
 		return nil, fail(err.Error(), "check that the temporary directory ($TMPDIR, else /tmp) is writable")

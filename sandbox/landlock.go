@@ -111,6 +111,9 @@ func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd,
 	if r := landlockDeclRefusal(s.NetNone, s.TmpPrivate); r != nil {
 		return nil, nil, nil, r
 	}
+	if r := landlockSocketRefusal(s.UnixSockets, toolUID(s) == 0, s.RunAs != nil); r != nil {
+		return nil, nil, nil, r
+	}
 	if !initDone.Load() {
 		return nil, nil, nil, fmt.Errorf("%w: the landlock helper needs sandbox.Init to be called first in main (or TestMain)", ErrStartFailed)
 	}
@@ -195,6 +198,24 @@ func landlockDeclRefusal(netNone, tmpPrivate bool) *RefusalError {
 			"landlock has no mount namespace, so it cannot give the tool its own /tmp")
 	}
 	return nil
+}
+
+// landlockSocketRefusal refuses a tool that creates unix sockets (a
+// plugin) and runs as host uid 0 under landlock: Landlock (up to ABI 8)
+// cannot confine a connect to a socket path, so such a tool reaches every
+// socket it can name, and as uid 0 it passes the peer-credential check of
+// toolbox's own daemon socket (DESIGN.md §6). runAs says whether the tool
+// declares run_as (the field to name).
+func landlockSocketRefusal(unixSockets, root, runAs bool) *RefusalError {
+	if !unixSockets || !root {
+		return nil
+	}
+	field := FieldSandbox
+	if runAs {
+		field = FieldRunAs
+	}
+	return refuse(field, Landlock, `set sandbox = "bwrap" (or "auto" with bubblewrap installed), or give the plugin a run_as user other than root`,
+		"a plugin under landlock can connect to any unix socket path it can name, and as uid 0 it would pass the peer check of toolbox's daemon socket")
 }
 
 // readHelperStatus waits for the helper's first line: nil for "ok", the
