@@ -121,3 +121,14 @@ func (s *Spec) ForPlugin(socketDir string) *Spec {
 	c.UnixSockets = true
 	return &c
 }
+
+// orNone is spec (the zero Spec for nil) and its mechanism, None for "".
+func orNone(spec *Spec) (*Spec, Mechanism) {
+	if spec == nil {
+		spec = &Spec{}
+	}
+	if spec.Mechanism == "" {
+		return spec, None
+	}
+	return spec, spec.Mechanism
+}
