@@ -85,4 +85,3 @@ func walkJSON(v any, steps []string) (any, error) {
 	}
 	return v, nil
 }
-
