@@ -145,3 +145,43 @@ func TestPluginRunAs(t *testing.T) {
 		t.Errorf("reading root's 0600 file as nobody: %+v, %v", res, err)
 	}
 }
+
+// Nothing a later run trusts is in a plugin's writable socket directory:
+// each start gets a new one (go-plugin's "plugin-dir*", mode 0700, owned
+// by toolbox's user or handed to run_as), granted writable to that plugin
+// alone, and removed when the plugin is closed, so nothing the plugin
+// leaves there reaches another start.
+func TestSocketDirIsFreshAndRemoved(t *testing.T) {
+	s := sandbox.Detect()
+	testenv.Need(t, s.Bwrap, "bwrap", s.BwrapReason)
+	bin := exampleBinary(t, "read_file")
+	base, err := os.MkdirTemp("", "plugins-sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	spec := &sandbox.Spec{Mechanism: sandbox.Bwrap, ToolDir: filepath.Dir(bin), NetNone: true, TmpPrivate: true, Bwrap: s.BwrapPin}
+	var seen []string
+	for range 2 {
+		c, err := plugins.Options{SocketDir: base}.Start(ctxT(t), bin, spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents, _ := os.ReadDir(base)
+		if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), "plugin-dir") {
+			t.Fatalf("socket directories while the plugin runs: %v", ents)
+		}
+		st, err := os.Stat(filepath.Join(base, ents[0].Name()))
+		if err != nil || st.Mode().Perm() != 0o700 || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+			t.Errorf("socket directory %s: %v, %v; want 0700, owned by toolbox's user", ents[0].Name(), st.Mode(), err)
+		}
+		seen = append(seen, ents[0].Name())
+		closeAndCheck(t, c)
+		if ents, _ := os.ReadDir(base); len(ents) != 0 {
+			t.Fatalf("left behind after Close: %v", ents)
+		}
+	}
+	if seen[0] == seen[1] {
+		t.Errorf("two starts shared the socket directory %s", seen[0])
+	}
+}
