@@ -101,14 +101,9 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	if lock == nil {
 		return Status{}, fmt.Errorf("running a command: %w: the lock is gone; run `toolbox lock`", ErrCommandsDisabled)
 	}
-	spec, err := runspec.ProcessSpec(filepath.Dir(lockPath), lock.Process, runspec.NewTrust(lockPath, lock, append([]string{s.cfg.StateDir}, s.cfg.Hidden...)...))
+	spec, err := runspec.CommandSpec(lockPath, lock, runspec.NewTrust(lockPath, lock, append([]string{s.cfg.StateDir}, s.cfg.Hidden...)...))
 	if err != nil {
 		return Status{}, fmt.Errorf("running a command: %w", err)
-	}
-	if spec == nil {
-		spec = s.commandSpec() // unconfined: only the builtin's limits
-	} else if lim := lock.BuiltinLimits[CommandTool]; lim != nil {
-		spec.Limits = runspec.Limits(lim)
 	}
 	var env []string
 	if spec == nil || spec.Mechanism == sandbox.None {
@@ -253,14 +248,4 @@ func commandEnv(c Command, def []string, sessionID string) ([]string, error) {
 		env = append(env, k+"="+vars[k])
 	}
 	return env, nil
-}
-
-// commandSpec confines nothing but applies the locked limits of builtin
-// "process" (nil when it has none).
-func (s *Supervisor) commandSpec() *sandbox.Spec {
-	l, _ := s.lockSnapshot()
-	if l == nil || l.BuiltinLimits[CommandTool] == nil {
-		return nil
-	}
-	return &sandbox.Spec{Mechanism: sandbox.None, Limits: runspec.Limits(l.BuiltinLimits[CommandTool])}
 }
