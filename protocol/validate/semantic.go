@@ -72,6 +72,7 @@ func checkSemantics(obj map[string]any, v2 bool) []problem {
 		if c, ok := rt["cancel"]; ok {
 			s.cancel(c, input)
 		}
+		s.workspacePaths(rt)
 	}
 	return s.probs
 }
