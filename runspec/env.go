@@ -27,7 +27,7 @@ type envSource struct {
 	declared  map[string]string
 	argEnv    []string
 	session   string
-	agentIDs  bool // set the AGENT_* ids of a run (setAgentIDs)
+	agentIDs  bool   // set the AGENT_* ids of a run (setAgentIDs)
 	workspace string // the call's workspace ($TOOLBOX_WORKSPACE), "" = none
 }
 
