@@ -49,6 +49,9 @@ a required capability has no active backend, 1 when a tool cannot be locked.`,
 			if opts.JSON && !opts.Probe {
 				return &cli.UsageError{Err: errors.New("--json needs --probe: only the probe report is printed as JSON")}
 			}
+			if opts.Workspace != "" && !opts.Probe {
+				return &cli.UsageError{Err: errors.New("--workspace needs --probe: only the probes run tools")}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -61,6 +64,7 @@ a required capability has no active backend, 1 when a tool cannot be locked.`,
 	cmd.Flags().BoolVar(&opts.Probe, "probe", false, "run every probe now and report")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "with --probe: print the probe report as JSON")
 	cmd.Flags().DurationVar(&opts.ProbeTimeout, "probe-timeout", 0, "bound each describe and check (default 10s for describe, 30s for check)")
+	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "with --probe: run the checks on this project directory (default $TOOLBOX_WORKSPACE, else a private empty one, as lock does)")
 	return cmd
 }
 
@@ -153,7 +157,11 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse()})
+	ws, err := opts.ChosenWorkspace()
+	if err != nil {
+		return err
+	}
+	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse(), Workspace: ws})
 	rep := buildProbeReport(res)
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {
