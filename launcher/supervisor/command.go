@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -204,7 +205,7 @@ func confinedCommand(c Command, spec *sandbox.Spec, dir string, allowlist, def [
 		}
 		dir = runspec.CommandDir(spec, wd)
 	} else if real, err := filepath.EvalSymlinks(dir); err != nil || !runspec.InsideAny(real, grants) {
-		return "", nil, fmt.Errorf("running a command: working directory %q is outside the sandbox of builtin \"process\" (it may use %s); pass a cwd inside them, or widen the sandbox in the toolbox file", dir, strings.Join(grants, ", "))
+		return "", nil, fmt.Errorf("running a command: working directory %q is outside the sandbox of builtin \"process\" (it may use %s); pass a cwd inside them, or widen the sandbox in the toolbox file", dir, strings.Join(uniq(grants), ", "))
 	}
 	if err := checkEnv(c.Env); err != nil {
 		return "", nil, err
@@ -292,4 +293,16 @@ func (s *Supervisor) workspace(w runspec.Workspace) runspec.Workspace {
 		return w
 	}
 	return s.cfg.Workspace
+}
+
+// uniq is paths without repeats, in their order (a path both read and
+// written is named once).
+func uniq(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
