@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Benchmarks of issue 2 (and the sandbox start-up cost of issue 3), each a
-# ratio measured in one run. Usage: bench/run.sh [runs]   (default 200)
+# Benchmarks of issues 2 and 13 (and the sandbox start-up cost of issue 3),
+# each a ratio measured in one run and printed after the command that
+# measured it. Usage: bench/run.sh [runs]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-200}
@@ -10,6 +11,14 @@ trap 'rm -rf "$work"' EXIT
 go build -o "$work/" ./cmd/toolbox ./cmd/toolbox-core
 go build -o "$work/floor" ./bench/floor
 go build -o "$work/ratio" ./bench/ratio
+go build -o "$work/mcpcall" ./bench/mcpcall
+go build -o "$work/streamfloor" ./bench/streamfloor
+
+# measure prints a command, then runs it.
+measure() {
+  echo "\$ $*"
+  "$@"
+}
 
 # A trivial v1 tool, and the same tool declaring sandboxes.
 mkdir -p "$work/tb/tools"
@@ -33,7 +42,7 @@ H
 "$work/toolbox" lock -f "$work/tb/toolbox.hcl" 2>/dev/null
 
 echo "== toolbox run of a trivial v1 tool against the floor (target: toolbox/floor <= 1.5x)"
-"$work/ratio" -n "$runs" \
+measure "$work/ratio" -n "$runs" \
   floor "$work/floor $work/tb/toolbox.lock.json trivial" \
   direct "$work/tb/tools/trivial run" \
   toolbox-run "$work/toolbox run -f $work/tb/toolbox.hcl trivial"
@@ -51,7 +60,7 @@ H
 if "$work/toolbox" lock -f "$work/tb/sandboxed.hcl" 2>/dev/null && "$work/toolbox" lock -f "$work/tb/landlock.hcl" 2>/dev/null; then
   echo
   echo "== sandbox start-up cost (targets: landlock adds < 3 ms, bwrap < 15 ms at the median)"
-  "$work/ratio" -n "$runs" \
+  measure "$work/ratio" -n "$runs" \
     none "$work/toolbox run -f $work/tb/sandboxed.hcl trivial" \
     landlock "$work/toolbox run -f $work/tb/landlock.hcl trivial_landlock" \
     bwrap "$work/toolbox run -f $work/tb/sandboxed.hcl trivial_bwrap"
@@ -70,7 +79,7 @@ printf 'line one\nline two\n' > "$work/repo/notes.txt"
 if "$work/toolbox" lock -f "$work/repo/toolboxes/default/toolbox.hcl" 2>/dev/null; then
   echo
   echo "== cold toolbox run: exec tool vs go-plugin tool with the same args (read_file, sandboxed alike)"
-  "$work/ratio" -n "$((runs / 4 + 1))" \
+  measure "$work/ratio" -n "$((runs / 4 + 1))" \
     exec "$work/toolbox run -f $work/repo/toolboxes/default/toolbox.hcl read_file_sh --args {\"path\":\"notes.txt\"}" \
     plugin "$work/toolbox run -f $work/repo/toolboxes/default/toolbox.hcl read_file_go --args {\"path\":\"notes.txt\"}"
 else
@@ -91,14 +100,15 @@ chmod 755 "$work/stream/tools/events"
 printf 'tool "events" { path = "tools/events" }\n' > "$work/stream/toolbox.hcl"
 "$work/toolbox" lock -f "$work/stream/toolbox.hcl" 2>/dev/null
 echo
-echo "== stream throughput: 200000 validated jsonl events through toolbox run vs cat of the same bytes"
-"$work/ratio" -n 5 -warmup 1 \
-  cat "cat $work/stream/events.jsonl" \
+echo "== stream throughput: 200000 jsonl events through toolbox run vs a floor that reads the same lines and"
+echo "   validates each against the same compiled schema (target: toolbox/floor <= 1.5x, >= 250k validated events/s)"
+measure "$work/ratio" -n 5 -warmup 1 \
+  floor "$work/streamfloor $work/stream/toolbox.lock.json events $work/stream/events.jsonl" \
   toolbox-run "$work/toolbox run -f $work/stream/toolbox.hcl events"
 start=$(date +%s%N)
 "$work/toolbox" run -f "$work/stream/toolbox.hcl" events >/dev/null 2>&1
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-echo "toolbox run: 200000 events in ${ms} ms = $(awk "BEGIN{printf \"%.0f\", 200000000/$ms}") events/s"
+echo "toolbox run: 200000 events in ${ms} ms = $(awk "BEGIN{printf \"%.0f\", 200000000/$ms}") validated events/s"
 
 # A run of one command of a tool of 1000 commands against one of a tool of
 # one command (issue 11 #8: the lock held the describe document once per
@@ -144,3 +154,80 @@ for i in 1 2 3; do
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   echo "run $i: ${ms} ms ($(awk "BEGIN{printf \"%.2f\", $ms/6400}")x of serial)"
 done
+
+# toolbox lock of 1000 tools with cheap probes (issue 13).
+mkdir -p "$work/thousand/tools"
+{
+  echo 'sandbox = "none"'
+  for i in $(seq 1 1000); do
+    printf '#!/bin/sh\necho '"'"'{"slug":"t%d","description":"cheap describe","args":[]}'"'"'\n' "$i" > "$work/thousand/tools/t$i"
+    chmod 755 "$work/thousand/tools/t$i"
+    echo "tool \"t$i\" { path = \"tools/t$i\" }"
+  done
+} > "$work/thousand/toolbox.hcl"
+echo
+echo "== toolbox lock of 1000 tools with cheap probes (target: <= 5 s)"
+echo "\$ $work/toolbox lock -f $work/thousand/toolbox.hcl"
+start=$(date +%s%N)
+"$work/toolbox" lock -f "$work/thousand/toolbox.hcl" 2>/dev/null
+echo "$(( ($(date +%s%N) - start) / 1000000 )) ms"
+
+# The servers (issue 13): tools/call over MCP stdio, the default toolbox's
+# read_file on a 3-line file, as a warm plugin and as an exec tool.
+if ! [ -f "$work/repo/toolboxes/default/toolbox.lock.json" ]; then
+  echo "(the default toolbox could not be locked here: skipping the MCP benchmarks)"
+  exit 0
+fi
+tb="$work/repo/toolboxes/default/toolbox.hcl"
+printf 'line one\nline two\nline three\n' > "$work/repo/notes.txt"
+calls=$((runs / 2 + 1))
+
+echo
+echo "== warm plugin read_file over MCP stdio vs the official filesystem MCP server's read_text_file (target: <= 2x its p50)"
+if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 &&
+  npm install --silent --no-audit --no-fund --prefix "$work/npm" @modelcontextprotocol/server-filesystem >/dev/null 2>&1; then
+  measure "$work/mcpcall" -n "$calls" \
+    official read_text_file "{\"path\":\"$work/repo/notes.txt\"}" \
+    "node $work/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js $work/repo" \
+    toolbox-plugin read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --backend read_file=read_file_go" 2>/dev/null
+else
+  echo "(npm or node is missing, or the install failed: skipping the official filesystem server)"
+  measure "$work/mcpcall" -n "$calls" \
+    toolbox-plugin read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --backend read_file=read_file_go"
+fi
+
+# The floor of an exec tool's call: bare bwrap with the binds toolbox gives
+# read_file (system directories, the repository and the tool's directory
+# read-only, no network, a private /tmp), running the same script, started
+# by a minimal Go program (mcpcall's exec targets).
+bwrap_floor() {
+  local repo=$1 tools=$2 p n
+  printf '%s ' bwrap --unshare-all --unshare-user --disable-userns --die-with-parent --new-session --cap-drop ALL
+  for p in /usr /bin /sbin /lib /lib32 /lib64 /libx32; do
+    if [ -L "$p" ]; then printf -- '--symlink %s %s ' "$(readlink "$p")" "$p"
+    elif [ -e "$p" ]; then printf -- '--ro-bind %s %s ' "$p" "$p"; fi
+  done
+  for n in passwd group nsswitch.conf ld.so.cache ld.so.conf ld.so.conf.d ssl ca-certificates ca-certificates.conf \
+    pki crypto-policies alternatives localtime timezone os-release hosts host.conf gai.conf services protocols mime.types; do
+    p=/etc/$n
+    if [ -L "$p" ]; then printf -- '--symlink %s %s ' "$(readlink "$p")" "$p"
+    elif [ -e "$p" ]; then printf -- '--ro-bind %s %s ' "$p" "$p"; fi
+  done
+  printf -- '--proc /proc --dev /dev --tmpfs /tmp --ro-bind %s %s --ro-bind %s %s --remount-ro / --chdir %s -- %s/read_file run notes.txt' \
+    "$repo" "$repo" "$tools" "$tools" "$repo" "$tools"
+}
+if command -v bwrap >/dev/null 2>&1; then
+  echo
+  echo "== exec read_file over MCP stdio vs the floor: bare bwrap with the same binds running the same script (target: <= 1.3x)"
+  measure "$work/mcpcall" -n "$calls" \
+    floor exec - "$(bwrap_floor "$work/repo" "$work/repo/toolboxes/default/tools")" \
+    toolbox-exec read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb"
+
+  echo
+  echo "== 50 concurrent exec read_file calls over MCP stdio: p50 and p99 without a limit (--max-calls 1000) and with the default (4 per core)"
+  measure "$work/mcpcall" -n 10 -warmup 1 -c 50 \
+    unlimited read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --max-calls 1000" \
+    default-limit read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb"
+else
+  echo "(bwrap is missing: skipping the exec benchmarks over MCP)"
+fi

@@ -3,9 +3,9 @@ package compiler
 import (
 	"fmt"
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -80,6 +80,11 @@ type ToolDecl struct {
 	OmitSend bool
 	// SendRange locates the send attribute when it is set.
 	SendRange hcl.Range
+	// Concurrency is a plugin block's `concurrency` (0 = unset): how many
+	// calls one warm process serves at once; see resolveConcurrency.
+	Concurrency int
+	// ConcurrencyRange locates it when it is set.
+	ConcurrencyRange hcl.Range
 	// Limits is the block's own limits block (nil when absent); it
 	// overrides the toolbox-wide one attribute by attribute.
 	Limits *LimitsDecl
@@ -107,9 +112,6 @@ type CapabilityDecl struct {
 	// BackendRange locates the backends attribute.
 	BackendRange hcl.Range
 }
-
-// namePattern is what strict MCP clients accept as a tool name.
-var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Builtins this program knows.
 var knownBuiltins = map[string]bool{"process": true}
@@ -253,7 +255,7 @@ func contains(list []string, s string) bool {
 
 // claim records a name, refusing duplicates and invalid names.
 func (l *loader) claim(name string, r hcl.Range, block string) bool {
-	if !namePattern.MatchString(name) {
+	if !mcpnames.ValidName(name) { // what strict MCP clients accept
 		l.add(at(r, block, fmt.Sprintf("invalid name %q", name), "use 1 to 64 letters, digits, '_' or '-' (what MCP clients accept)"))
 		return false
 	}
@@ -266,7 +268,11 @@ func (l *loader) claim(name string, r hcl.Range, block string) bool {
 }
 
 func (l *loader) tool(b *hcl.Block, block string) {
-	c, hd := b.Body.Content(toolSchema)
+	schema := toolSchema
+	if b.Type == "plugin" {
+		schema = pluginSchema
+	}
+	c, hd := b.Body.Content(schema)
 	l.diags = append(l.diags, fromHCL(hd, block)...)
 	if hd.HasErrors() {
 		return
@@ -291,6 +297,9 @@ func (l *loader) tool(b *hcl.Block, block string) {
 		return
 	}
 	if !l.send(t, b, c.Attributes["send"], block) {
+		return
+	}
+	if !l.concurrency(t, c.Attributes["concurrency"], block) {
 		return
 	}
 	if l.executable(t.Path, c.Attributes["path"].Expr.Range(), block) {

@@ -45,6 +45,11 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 	if t.Timeout > 0 {
 		rt.TimeoutSeconds = t.Timeout.Seconds()
 	}
+	c, err := resolveConcurrency(t, d)
+	if err != nil {
+		return rt, err
+	}
+	rt.Concurrency = c
 	decl := d.Runtime
 	if decl == nil {
 		return rt, nil

@@ -253,15 +253,27 @@ func writeResult(w io.Writer, r *Result) error {
 // prepare the runtime and execute it.
 func runTool(ctx context.Context, req Request, toolName, backend string) (*Result, error) {
 	var err error
-	exe, err := OpenVerified(req.LockPath, req.Lock, toolName)
+	t := req.Lock.Tools[toolName]
+	if t != nil {
+		// What the sandbox will need (its seccomp filter) is built while
+		// the lock is verified and the arguments encoded.
+		sandbox.Prefetch(prefetchSpec(t))
+	}
+	var exe *sandbox.Executable
+	if t != nil && t.Kind == manifest.KindPlugin && verifiesAtStart(req.Plugins) {
+		// The runner opens and hashes the binary when it starts a
+		// process (PluginCall.Open), and reuses verified processes.
+		err = verifyLock(req.LockPath, req.Lock, toolName)
+	} else {
+		exe, err = OpenVerified(req.LockPath, req.Lock, toolName)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer exe.Close()
-	if afterVerify != nil {
+	if afterVerify != nil && exe != nil {
 		afterVerify(exe.Path())
 	}
-	t := req.Lock.Tools[toolName]
 	if err := runnable(toolName, t, req.Plugins); err != nil {
 		return nil, err
 	}
@@ -336,8 +348,12 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	}
 	var res *Result
 	if t.Kind == manifest.KindPlugin {
+		lockPath, lock := req.LockPath, req.Lock
 		res, err = executePlugin(ctx, req.Plugins, PluginCall{
-			Path: cmd.Path, Exe: exe, Spec: spec, Env: cmd.Env, Dir: cmd.Dir, Command: t.Command, Args: values,
+			Tool: toolName, Path: cmd.Path, Exe: exe, Spec: spec, Env: cmd.Env, Dir: cmd.Dir, Command: t.Command, Args: values,
+			Verify:      func() error { return VerifyBinary(lockPath, lock, toolName) },
+			Open:        func() (*sandbox.Executable, error) { return OpenBinary(lockPath, lock, toolName) },
+			Concurrency: t.Runtime.Concurrency, SHA256: t.SHA256,
 		}, o)
 	} else {
 		res, err = execute(ctx, spec, cmd, o)
@@ -368,6 +384,21 @@ func named(tool string, err error) error {
 		r.Tool = tool
 	}
 	return &RefusedError{What: r.Error(), Fix: r.Fix, Err: r}
+}
+
+// prefetchSpec is as much of t's sandbox spec as sandbox.Prefetch needs:
+// the mechanism, the network, the identity, and the unix sockets a plugin
+// gets. runspec builds the whole spec later.
+func prefetchSpec(t *manifest.Tool) *sandbox.Spec {
+	s := &sandbox.Spec{Mechanism: sandbox.Mechanism(t.Runtime.Mechanism)}
+	if d := t.Describe; d != nil && d.Runtime != nil && d.Runtime.Sandbox != nil {
+		s.NetNone = d.Runtime.Sandbox.Net == "none"
+	}
+	if id := t.Runtime.RunAs; id != nil {
+		s.RunAs = &sandbox.Identity{UID: id.UID, GID: id.GID}
+	}
+	s.UnixSockets = t.Kind == manifest.KindPlugin && s.Mechanism != sandbox.None && s.Mechanism != ""
+	return s
 }
 
 // runnable refuses what this launcher must not run.

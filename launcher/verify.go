@@ -34,21 +34,51 @@ func Verify(lockPath string, l *manifest.Lock, tool string) error {
 // closes it once the tool has started. A binary others could rewrite in
 // place is refused (*sandbox.RefusalError naming the file).
 func OpenVerified(lockPath string, l *manifest.Lock, tool string) (*sandbox.Executable, error) {
+	if err := verifyLock(lockPath, l, tool); err != nil {
+		return nil, err
+	}
+	return OpenBinary(lockPath, l, tool)
+}
+
+// verifyLock is Verify without the binary's hash: the tool is in the lock,
+// was locked on this platform, and the toolbox file is the locked one.
+func verifyLock(lockPath string, l *manifest.Lock, tool string) error {
 	if l == nil {
-		return nil, &RefusedError{What: "no lock", Fix: relockFix}
+		return &RefusedError{What: "no lock", Fix: relockFix}
 	}
 	t, ok := l.Tools[tool]
 	if !ok || t == nil {
-		return nil, &RefusedError{What: fmt.Sprintf("tool %q is not in the lock", tool), Fix: relockFix, Err: ErrUnknownName}
+		return &RefusedError{What: fmt.Sprintf("tool %q is not in the lock", tool), Fix: relockFix, Err: ErrUnknownName}
 	}
 	if want := manifest.Platform(); t.Platform != want {
-		return nil, &RefusedError{
+		return &RefusedError{
 			What: fmt.Sprintf("tool %q was locked on %q, this is %q", tool, t.Platform, want),
 			Fix:  relockFix + " on this machine",
 		}
 	}
-	if err := VerifyToolboxFile(lockPath, l); err != nil {
-		return nil, err
+	return VerifyToolboxFile(lockPath, l)
+}
+
+// VerifyBinary checks that the binary of tool (in l, at lockPath) still has
+// its locked sha256: the part of Verify a warm process repeats when it
+// sees the file changed (launcher/pluginrun). Errors as Verify's.
+func VerifyBinary(lockPath string, l *manifest.Lock, tool string) error {
+	exe, err := OpenBinary(lockPath, l, tool)
+	exe.Close()
+	return err
+}
+
+// OpenBinary opens the binary of tool once and checks its sha256 from that
+// descriptor against the lock (the part of OpenVerified a warm process
+// repeats each time it starts one); the caller runs and closes the
+// returned executable. Errors as Verify's.
+func OpenBinary(lockPath string, l *manifest.Lock, tool string) (*sandbox.Executable, error) {
+	var t *manifest.Tool
+	if l != nil {
+		t = l.Tools[tool]
+	}
+	if t == nil {
+		return nil, &RefusedError{What: fmt.Sprintf("tool %q is not in the lock", tool), Fix: relockFix, Err: ErrUnknownName}
 	}
 	dir := filepath.Dir(lockPath)
 	bin := filepath.Join(dir, filepath.FromSlash(t.Path))

@@ -175,6 +175,11 @@ type Runtime struct {
 	Rundir string `json:"rundir,omitempty"`
 	// TimeoutSeconds is the operator's default call timeout (0 = the program default).
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// Concurrency is how many calls one warm process of a plugin serves at
+	// once in `toolbox mcp` and `serve` (DESIGN.md §5): the operator's
+	// `concurrency`, else the plugin's runtime.concurrency; 0 means 1.
+	// Exec tools run each call in a process of its own and never have it.
+	Concurrency int `json:"concurrency,omitempty"`
 	// Limits are the tool's resource limits (nil = none).
 	Limits *Limits `json:"limits,omitempty"`
 	// Paths maps every path the describe document declares in

@@ -156,6 +156,12 @@ func (v *validator) tool(name string, t *Tool) {
 	if t.Runtime.TimeoutSeconds < 0 {
 		v.addf("%s: runtime.timeout_seconds is negative", at)
 	}
+	switch c := t.Runtime.Concurrency; {
+	case c < 0 || c > protocol.MaxConcurrency:
+		v.addf("%s: runtime.concurrency is %d, want 1 to %d", at, c, protocol.MaxConcurrency)
+	case c != 0 && t.Kind != KindPlugin:
+		v.addf("%s: runtime.concurrency is set on a tool of kind %q (only plugins have it)", at, t.Kind)
+	}
 	probed := t.Probe.Status == StatusOK || t.Probe.Status == StatusUnverified
 	switch {
 	case t.Describe == nil && probed:

@@ -56,6 +56,11 @@ func TestValidate(t *testing.T) {
 			[]string{`tool "read_file": sha256 is "BBBB`}},
 		{"negative timeout", func(l *Lock) { l.Tools["read_file"].Runtime.TimeoutSeconds = -1 },
 			[]string{`tool "read_file": runtime.timeout_seconds is negative`}},
+		{"plugin concurrency", func(l *Lock) { l.Tools["search_grep"].Runtime.Concurrency = 4 }, nil},
+		{"concurrency out of range", func(l *Lock) { l.Tools["search_grep"].Runtime.Concurrency = 257 },
+			[]string{`tool "search_grep": runtime.concurrency is 257, want 1 to 256`}},
+		{"concurrency of an exec tool", func(l *Lock) { l.Tools["read_file"].Runtime.Concurrency = 2 },
+			[]string{`tool "read_file": runtime.concurrency is set on a tool of kind "exec" (only plugins have it)`}},
 		{"cancel signal", func(l *Lock) {
 			l.Tools["search_rg"].Describe.Runtime.Cancel = &protocol.Cancel{Signal: "SIGINT"}
 		}, nil},

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/toolbox-dev/toolbox/plugins/proto"
+	pb "github.com/toolbox-dev/toolbox/plugins/sdk/proto"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/toolbox-dev/toolbox/plugins"
-	pb "github.com/toolbox-dev/toolbox/plugins/proto"
 	"github.com/toolbox-dev/toolbox/plugins/sdk"
+	pb "github.com/toolbox-dev/toolbox/plugins/sdk/proto"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
 

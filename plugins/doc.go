@@ -9,11 +9,12 @@
 // The package holds three things:
 //
 //   - the contract: Handshake, PluginName and GRPCPlugin, over the service
-//     generated from proto/toolbox.proto;
+//     generated from toolbox.proto, both defined in the SDK module's
+//     package plugins/sdk/proto (which plugins import too) and named here;
 //   - the host side, Client, used by the compiler (probe: Start, Describe,
 //     Check, Close) and by the launcher (Start, Run or Session, Close);
-//   - under sdk/, the package tool authors import, and under examples/, real
-//     plugins built on it: read_file (the twin of the default toolbox's
+//   - under sdk/, the package tool authors import (a Go module of its own),
+//     and under examples/ (another), real plugins built on it: read_file (the twin of the default toolbox's
 //     exec tool, same args, so that both can back one capability) and walk
 //     (a stream of one JSON event per file). They declare their runtime
 //     relative to toolboxes/default/plugins/, where they are meant to be

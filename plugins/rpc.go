@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/toolbox-dev/toolbox/plugins/proto"
+	pb "github.com/toolbox-dev/toolbox/plugins/sdk/proto"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
 )

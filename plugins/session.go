@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	pb "github.com/toolbox-dev/toolbox/plugins/proto"
+	pb "github.com/toolbox-dev/toolbox/plugins/sdk/proto"
 )
 
 // Session is a running service call (process.mode "service"): input events

@@ -152,7 +152,15 @@ type Runtime struct {
 	OnExit string `json:"on_exit,omitempty"`
 	// Cancel is "SIGTERM", "SIGINT" or {"send": EVENT}.
 	Cancel *Cancel `json:"cancel,omitempty"`
+	// Concurrency (plugins only) is how many calls one process of the
+	// plugin serves at once when `toolbox mcp` or `serve` keeps it warm:
+	// 1 to MaxConcurrency; 0 (absent) means 1. An operator may lower it.
+	Concurrency int `json:"concurrency,omitempty"`
 }
+
+// MaxConcurrency bounds runtime.concurrency: more calls at once than this
+// in one process is a mistake, not a need.
+const MaxConcurrency = 256
 
 // RunAs names the user and group a tool runs as (names or numeric ids).
 type RunAs struct {

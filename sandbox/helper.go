@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -85,9 +84,9 @@ func readHelperSpec() (*helperSpec, *os.File, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading spec: %w", err)
 	}
-	var hs helperSpec
-	if err := json.Unmarshal(data, &hs); err != nil {
-		return nil, nil, fmt.Errorf("decoding spec: %w", err)
+	hs, err := decodeHelperSpec(data)
+	if err != nil {
+		return nil, nil, err
 	}
 	var status *os.File
 	if hs.StatusFD > 2 {
@@ -96,7 +95,7 @@ func readHelperSpec() (*helperSpec, *os.File, error) {
 	if hs.Path == "" || len(hs.Argv) == 0 || hs.Dir == "" && !hs.Plain {
 		return nil, status, errors.New("incomplete spec")
 	}
-	return &hs, status, nil
+	return hs, status, nil
 }
 
 func reportHelper(status *os.File, err error) {

@@ -48,10 +48,10 @@ type sysEntry struct {
 	dir  bool
 }
 
-// systemEntries lists the system paths that exist here, in mount order.
-// A path that is no symlink under a real parent is taken from one lstat;
-// only links are resolved (this runs before every sandboxed start).
-func systemEntries(netHost bool) []sysEntry {
+// scanSystemEntries lists the system paths that exist here, in mount
+// order. A path that is no symlink under a real parent is taken from one
+// lstat; only links are resolved. systemEntries caches its answer.
+func scanSystemEntries(netHost bool) []sysEntry {
 	var out []sysEntry
 	add := func(p string, parentReal bool) {
 		fi, err := os.Lstat(p)

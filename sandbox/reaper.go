@@ -172,6 +172,7 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan, exe *Executable, m Me
 		Dir:        "/",
 		ExtraFiles: extra,
 	}
+	withHelper(cmd) // or the binary UseHelper chose
 	return cmd, statusR, closers, nil
 }
 

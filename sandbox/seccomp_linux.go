@@ -322,7 +322,9 @@ func compile(ps []seccomp.Policy, info *arch.Info) ([]unix.SockFilter, error) {
 }
 
 // compiled caches one program per variant: they depend on nothing else.
-var compiled sync.Map // filterKey → compiledProg
+// Concurrent callers of one variant share one compilation (Prefetch starts
+// it early).
+var compiled sync.Map // filterKey → *compiledProg
 
 type filterKey struct {
 	rules filterRules
@@ -330,6 +332,7 @@ type filterKey struct {
 }
 
 type compiledProg struct {
+	once sync.Once
 	prog []unix.SockFilter
 	err  error
 }
@@ -341,21 +344,21 @@ func program(rules filterRules, tty bool) ([]unix.SockFilter, error) {
 	if tty {
 		k.rules = filterRules{}
 	}
-	if c, ok := compiled.Load(k); ok {
-		c := c.(compiledProg)
-		return c.prog, c.err
-	}
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return nil, fmt.Errorf("building the seccomp filter: %w", err)
-	}
-	ps := ttyPolicies(info)
-	if !tty {
-		ps = toolPolicies(rules, info)
-	}
-	prog, err := compile(ps, info)
-	compiled.Store(k, compiledProg{prog, err})
-	return prog, err
+	v, _ := compiled.LoadOrStore(k, &compiledProg{})
+	c := v.(*compiledProg)
+	c.once.Do(func() {
+		info, err := arch.GetInfo("")
+		if err != nil {
+			c.err = fmt.Errorf("building the seccomp filter: %w", err)
+			return
+		}
+		ps := ttyPolicies(info)
+		if !tty {
+			ps = toolPolicies(rules, info)
+		}
+		c.prog, c.err = compile(ps, info)
+	})
+	return c.prog, c.err
 }
 
 // bpfBytes is prog as bwrap's --seccomp reads it: the raw array of struct
@@ -399,12 +402,22 @@ func (s *Spec) toolRules(m Mechanism) filterRules {
 // bpfBytes lays it out (what bwrap's --seccomp reads and what the landlock
 // helper receives in its spec, so that it need not compile it again).
 func (s *Spec) filterBytes(m Mechanism) ([]byte, error) {
-	prog, err := program(s.toolRules(m), false)
+	rules := s.toolRules(m)
+	if b, ok := filterBytesCache.Load(rules); ok {
+		return b.([]byte), nil
+	}
+	prog, err := program(rules, false)
 	if err != nil {
 		return nil, err
 	}
-	return bpfBytes(prog), nil
+	b := bpfBytes(prog)
+	filterBytesCache.Store(rules, b)
+	return b, nil
 }
+
+// filterBytesCache holds filterBytes' answer per variant (filterRules →
+// []byte, never modified): a server starts many tools of few variants.
+var filterBytesCache sync.Map
 
 // filterFromBytes is the inverse of bpfBytes.
 func filterFromBytes(b []byte) ([]unix.SockFilter, error) {

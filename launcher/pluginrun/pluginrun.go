@@ -2,12 +2,17 @@
 // launcher.PluginRunner with the go-plugin host of package plugins. It is a
 // package of its own so that the launcher does not link gRPC: only the
 // binaries that run plugins (toolbox-core, the servers) import it.
+//
+// Runner starts a plugin for each call and stops it after (`toolbox run`,
+// cold). Warm keeps one process per session and tool in a pool and serves
+// every call of the session with it (`toolbox mcp`, `serve`; DESIGN.md §5).
 package pluginrun
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/plugins"
@@ -45,6 +50,18 @@ func (r Runner) RunPlugin(ctx context.Context, call launcher.PluginCall) (int, b
 			_, _ = io.WriteString(call.Stderr, c.Stderr())
 		}
 	}()
+	code, _, err := runCall(ctx, c, call)
+	return code, true, err
+}
+
+// runCall makes one call of a started plugin and turns its outcome into an
+// exit code: output to call.Stdout (events one JSON line each), the tool's
+// error message to call.Stderr. The error is ctx's when it ended, why the
+// call failed, or why writing the output failed. broken says the process
+// may not serve another call: ctx ended (the plugin may still be busy with
+// this one) or the call itself failed (the plugin died, broke the
+// protocol).
+func runCall(ctx context.Context, c *plugins.Client, call launcher.PluginCall) (code int, broken bool, err error) {
 	var werr error
 	res, err := c.RunCommand(ctx, call.Command, call.Args, func(o plugins.Output) {
 		if werr != nil || call.Stdout == nil {
@@ -55,20 +72,38 @@ func (r Runner) RunPlugin(ctx context.Context, call launcher.PluginCall) (int, b
 			_, werr = call.Stdout.Write([]byte("\n"))
 		}
 	})
-	if ctx.Err() != nil {
+	if ended(ctx) {
 		return 0, true, ctx.Err()
 	}
 	if err != nil {
 		return 0, true, fmt.Errorf("running plugin %s: %w", call.Path, err)
 	}
 	if werr != nil {
-		return res.ExitCode, true, werr
+		return res.ExitCode, false, werr
 	}
 	if res.Error != "" && res.ExitCode == 0 {
-		return 1, true, fmt.Errorf("plugin %s: %s", call.Path, res.Error)
+		return 1, false, fmt.Errorf("plugin %s: %s", call.Path, res.Error)
 	}
 	if res.Error != "" && call.Stderr != nil {
 		_, _ = fmt.Fprintln(call.Stderr, res.Error)
 	}
-	return res.ExitCode, true, nil
+	return res.ExitCode, false, nil
+}
+
+// deadlineSlack is how close to its deadline a call that ended counts as
+// timed out: gRPC carries the deadline to the plugin, whose side may end
+// the call (an error, an exit status) a moment before ctx itself is done.
+const deadlineSlack = 20 * time.Millisecond
+
+// ended reports whether ctx ended with the call, waiting for it when the
+// call ended within deadlineSlack of ctx's deadline.
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < deadlineSlack {
+		<-ctx.Done() // within deadlineSlack
+		return true
+	}
+	return false
 }

@@ -4,7 +4,8 @@
 //
 //	func main() { sdk.Serve(myTool{}) }
 //
-// The SDK speaks the gRPC contract of package plugins. It decodes and
+// The SDK speaks the gRPC contract of its package proto (toolbox.proto and
+// the go-plugin handshake), which the toolbox host imports too. It decodes and
 // validates every call's arguments against the tool's own describe document
 // (protocol.DecodeArgs and protocol.ValidateArgs, the rules the launcher
 // applies to exec tools), so Run only ever sees declared, well-typed values;
@@ -22,4 +23,11 @@
 // schema (the host does it, for plugins and exec tools alike), and a way to
 // run the binary as a bash-protocol tool: a plugin binary is started only
 // by a host.
+//
+// The SDK is a Go module of its own, github.com/toolbox-dev/toolbox/plugins/sdk,
+// so that a plugin's build pulls go-plugin, gRPC, protobuf and the protocol
+// module (the describe document's types and the argument rules), never the
+// toolbox's HCL compiler, JSON Schema validator or MCP server. Its versions
+// are tagged plugins/sdk/vX.Y.Z; a plugin built with any SDK whose
+// proto.ProtocolVersion matches the host's works with that host.
 package sdk

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/toolbox-dev/toolbox/plugins"
-	pb "github.com/toolbox-dev/toolbox/plugins/proto"
+	pb "github.com/toolbox-dev/toolbox/plugins/sdk/proto"
 )
 
 // Invoke runs one call of t in-process, through the same steps as a call
@@ -18,14 +17,22 @@ import (
 // The Result is what a host would get. The error is non-nil only when the
 // call was refused before Run (unknown command, bad arguments). It is meant
 // for tool authors' tests and examples.
-func Invoke(ctx context.Context, t Tool, command string, args []byte, out Emitter) (plugins.Result, error) {
+func Invoke(ctx context.Context, t Tool, command string, args []byte, out Emitter) (Result, error) {
 	s := &server{tool: t, doc: t.Describe()}
 	a, err := s.args(&pb.RunRequest{Command: command, Args: args})
 	if err != nil {
-		return plugins.Result{}, fmt.Errorf("calling %q: %w", s.doc.Slug, err)
+		return Result{}, fmt.Errorf("calling %q: %w", s.doc.Slug, err)
 	}
 	code, msg := exitStatus(call("Run", func() (int, error) { return t.Run(ctx, a, out) }))
-	return plugins.Result{ExitCode: code, Error: msg}, nil
+	return Result{ExitCode: code, Error: msg}, nil
+}
+
+// Result is how a call ended, as a host sees it: ExitCode 0 is success;
+// Error is the tool's own explanation of a failure (the counterpart of an
+// exec tool's stderr tail), empty on success.
+type Result struct {
+	ExitCode int
+	Error    string
 }
 
 // Recorder is an Emitter that keeps all output in memory, for tests and

@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/toolbox-dev/toolbox/plugins"
+	pb "github.com/toolbox-dev/toolbox/plugins/sdk/proto"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
 
@@ -143,8 +143,8 @@ func Logger() *slog.Logger {
 // that the binary is a plugin and exits with status 1.
 func Serve(t Tool) {
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: plugins.Handshake,
-		Plugins:         plugins.PluginSet(NewServer(t)),
+		HandshakeConfig: pb.Handshake,
+		Plugins:         pb.PluginSet(NewServer(t)),
 		GRPCServer:      plugin.DefaultGRPCServer,
 		// go-plugin's own messages: errors only, to the real stderr.
 		Logger: hclog.New(&hclog.LoggerOptions{

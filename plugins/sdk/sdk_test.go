@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/toolbox-dev/toolbox/plugins/sdk"
-	"github.com/toolbox-dev/toolbox/protocol/validate"
 )
 
 func TestMain(m *testing.M) {
@@ -156,13 +155,3 @@ func TestServeByHand(t *testing.T) {
 }
 
 var _ sdk.Tool = upper{}
-
-func TestDescribeOfExampleIsValid(t *testing.T) {
-	data, err := json.Marshal(upper{}.Describe())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := validate.ParseDescribe(data); err != nil {
-		t.Errorf("example describe: %v", err)
-	}
-}

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/toolbox-dev/toolbox/plugins/proto"
+	pb "github.com/toolbox-dev/toolbox/plugins/sdk/proto"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
 
@@ -28,7 +28,7 @@ type server struct {
 
 // NewServer returns the gRPC Tool service serving t, as Serve does. It is
 // exported for tests of plugins that run client and server in one process
-// (plugin.TestPluginGRPCConn with plugins.PluginSet(sdk.NewServer(t))).
+// (plugin.TestPluginGRPCConn with proto.PluginSet(sdk.NewServer(t))).
 func NewServer(t Tool) pb.ToolServer {
 	s := &server{tool: t, doc: t.Describe()}
 	s.raw, s.rawErr = json.Marshal(s.doc)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	pb "github.com/toolbox-dev/toolbox/plugins/proto"
+	pb "github.com/toolbox-dev/toolbox/plugins/sdk/proto"
 )
 
 func TestEmitterChunksThenRefusesAfterExit(t *testing.T) {

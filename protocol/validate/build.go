@@ -111,6 +111,9 @@ func buildRuntime(m map[string]any) *protocol.Runtime {
 			r.Environment[k], _ = v.(string)
 		}
 	}
+	if n, ok := m["concurrency"].(json.Number); ok {
+		r.Concurrency, _ = strconv.Atoi(n.String())
+	}
 	if t, ok := m["timeout"].(map[string]any); ok {
 		r.Timeout = &protocol.Timeout{Start: seconds(t, "start"), Stop: seconds(t, "stop"), Idle: seconds(t, "idle")}
 	}

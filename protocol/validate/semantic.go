@@ -72,6 +72,11 @@ func checkSemantics(obj map[string]any, v2 bool) []problem {
 		if c, ok := rt["cancel"]; ok {
 			s.cancel(c, input)
 		}
+		if n, ok := rt["concurrency"].(json.Number); ok {
+			if _, err := strconv.Atoi(n.String()); err != nil {
+				s.add([]string{"runtime", "concurrency"}, "%s: write a whole number without fraction or exponent", n)
+			}
+		}
 		s.workspacePaths(rt)
 	}
 	return s.probs

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testplugin"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/sandbox"
@@ -18,6 +19,7 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Init() // the landlock helper re-executes the binary that runs tools
+	testplugin.Main()
 	os.Exit(m.Run())
 }
 

@@ -38,6 +38,7 @@ func (s *Server) entryHandler(e catalog.Entry, hasSend bool) mcp.ToolHandler {
 		if err != nil {
 			return failure(Failure{Tool: e.Name, Error: err.Error()}), nil
 		}
+		s.refreshLock()
 		args, err := decodeArgs(req.Params.Arguments)
 		if err != nil {
 			return errorResult(e.Name, &launcher.ArgError{Tool: e.Name, Err: err}), nil
@@ -74,7 +75,7 @@ func (s *Server) request(c *conn, name string, args map[string]any) launcher.Req
 	return launcher.Request{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id, StateDir: s.opts.StateDir, Workspace: s.opts.Workspace,
-		CompileSchema: compileLauncher, Plugins: s.plugins,
+		CompileSchema: compileLauncher, Plugins: c.plugins,
 		// A result is sent as at most MaxTextBytes: keeping more would
 		// only hold memory (one 25 MB call took 1.4 GB).
 		MaxResultBytes: s.opts.MaxTextBytes,
@@ -83,7 +84,13 @@ func (s *Server) request(c *conn, name string, args map[string]any) launcher.Req
 
 func (s *Server) oneshot(ctx context.Context, c *conn, r *reporter, name string, args map[string]any) *mcp.CallToolResult {
 	stop := r.heartbeat(name)
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		stop()
+		return errorResult(name, err)
+	}
 	res, err := launcher.Run(ctx, s.request(c, name, args))
+	release()
 	stop()
 	if res == nil {
 		return errorResult(name, err)
@@ -95,7 +102,13 @@ func (s *Server) oneshot(ctx context.Context, c *conn, r *reporter, name string,
 // handle once it is ready.
 func (s *Server) start(ctx context.Context, c *conn, r *reporter, name string, args map[string]any, hasSend bool) *mcp.CallToolResult {
 	stop := r.heartbeat("starting " + name)
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		stop()
+		return errorResult(name, err)
+	}
 	h, err := s.sup.Start(ctx, c.id, name, args, supervisor.StartOptions{Backends: s.opts.Backends, CallerEnv: s.opts.CallerEnv, Workspace: s.opts.Workspace})
+	release()
 	stop()
 	if err != nil {
 		res := errorResult(name, err)
@@ -124,6 +137,11 @@ func (s *Server) start(ctx context.Context, c *conn, r *reporter, name string, a
 // progress notification as it arrives; the result holds the last
 // StreamKeep events and the count of the others.
 func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, args map[string]any) *mcp.CallToolResult {
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return errorResult(name, err)
+	}
+	defer release()
 	q := r.queue()
 	res, err := supervisor.RunStream(ctx, supervisor.StreamRequest{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
@@ -159,6 +177,11 @@ func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, 
 // runs exec tools only): its stdout carries one event per line as it
 // arrives, sent as progress; the result keeps the last StreamKeep events.
 func (s *Server) pluginStream(ctx context.Context, c *conn, r *reporter, name string, args map[string]any) *mcp.CallToolResult {
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return errorResult(name, err)
+	}
+	defer release()
 	q := r.queue()
 	req := s.request(c, name, args)
 	req.Stdout = &lineWriter{emit: q.push}
@@ -256,7 +279,8 @@ func (w *lineWriter) flush() {
 }
 
 // The JSON Schema compilers the launcher and the supervisor take: the MCP
-// server runs inside toolbox-core, which links the validator.
+// server runs inside toolbox-core, which links the validator (it compiles
+// each schema once per process).
 func compileLauncher(schema json.RawMessage) (launcher.EventValidator, error) {
 	return validate.CompileEventSchema(schema)
 }

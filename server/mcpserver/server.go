@@ -57,8 +57,10 @@ type Options struct {
 	// MaxTextBytes caps a text result (0 means DefaultMaxTextBytes); the
 	// text is cut on a character boundary and says so.
 	MaxTextBytes int
-	// Plugins runs plugin tools; nil means pluginrun.Runner{} (the
-	// go-plugin host, linked into toolbox-core with this package).
+	// Plugins runs plugin tools; nil means warm plugins (pluginrun.Warm,
+	// DESIGN.md §5): one process per connection and plugin tool, started
+	// by its first call and stopped when the connection ends.
+	// pluginrun.Runner{} starts one per call instead.
 	Plugins launcher.PluginRunner
 	// StateDir is toolbox's state directory in use ("" for none): no tool
 	// may reach it (launcher.Request.StateDir).
@@ -68,6 +70,11 @@ type Options struct {
 	// default, else the current directory), resolved at each call
 	// (launcher.Request.Workspace). Give the Supervisor the same.
 	Workspace runspec.Workspace
+	// MaxCalls bounds the tool calls that run at once across every
+	// connection (a oneshot or stream call until it ends, a service while
+	// it starts); more wait their turn, with progress notifications. 0
+	// means DefaultMaxCalls.
+	MaxCalls int
 }
 
 // Server is the MCP server of one locked toolbox. It is safe for
@@ -78,7 +85,9 @@ type Server struct {
 	lock     *manifest.Lock
 	lockPath string
 	sup      *supervisor.Supervisor
-	plugins  launcher.PluginRunner
+	pool     *pluginrun.Pool // warm plugins, an owner per connection
+	slots    callSlots
+	lockFile lockFile
 	log      *slog.Logger
 	mcp      *mcp.Server
 	names    []string
@@ -159,19 +168,21 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxTextBytes <= 0 {
 		opts.MaxTextBytes = DefaultMaxTextBytes
 	}
+	if opts.MaxCalls <= 0 {
+		opts.MaxCalls = DefaultMaxCalls
+	}
 	s := &Server{
 		opts: opts, lock: opts.Lock, lockPath: lockPath, sup: opts.Supervisor,
-		plugins: opts.Plugins, log: opts.Logger, names: names,
+		slots: make(callSlots, opts.MaxCalls), log: opts.Logger, names: names,
 		conns:  map[*mcp.ServerSession]*conn{},
 		served: map[*mcp.ServerSession]context.Context{},
 	}
 	s.life, s.endLife = context.WithCancel(context.Background())
-	if s.plugins == nil {
-		s.plugins = pluginrun.Runner{}
-	}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	s.lockFile.stamp, _ = stampLock(lockPath)
+	s.pool = newPluginPool(func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) })
 	version := opts.Version
 	if version == "" {
 		version = "dev"
@@ -268,8 +279,9 @@ func (s *Server) Names() []string { return append([]string(nil), s.names...) }
 // Close cancels every call in flight (each stops its tool with the
 // declared cancel, then SIGKILL after the tool's stop grace), refuses new
 // connections' sessions and stops the processes of every open one
-// (supervisor.CloseSession), waiting for them: it returns within the
-// longest stop grace of what runs. It does not close the Supervisor.
+// (supervisor.CloseSession) and their warm plugins, waiting for them: it
+// returns within the longest stop grace of what runs. It does not close
+// the Supervisor.
 func (s *Server) Close() {
 	s.endLife()
 	s.mu.Lock()
@@ -282,4 +294,5 @@ func (s *Server) Close() {
 	for _, c := range cs {
 		s.closeConn(c)
 	}
+	s.pool.Close()
 }

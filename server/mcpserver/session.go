@@ -11,19 +11,26 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 )
 
 // conn is what one MCP connection (one *mcp.ServerSession) owns: a
-// supervisor session, created on the connection's first use, and the
-// goroutines that forward its mail and close it when the connection ends.
+// supervisor session and its warm plugins, created on the connection's
+// first use, and the goroutines that forward its mail and close both when
+// the connection ends.
 type conn struct {
-	id    string // the supervisor session, also TOOLBOX_SESSION
-	ss    *mcp.ServerSession
-	unsub func()
-	once  sync.Once
-	stop  chan struct{} // closed when the connection ended: stop forwarding
-	done  chan struct{} // closed once the session's processes are stopped
+	id string // the supervisor session, also TOOLBOX_SESSION
+	ss *mcp.ServerSession
+	// plugins runs the connection's plugin calls; owner, when not nil,
+	// is its warm plugins, closed with the connection.
+	plugins launcher.PluginRunner
+	owner   *pluginrun.Owner
+	unsub   func()
+	once    sync.Once
+	stop    chan struct{} // closed when the connection ended: stop forwarding
+	done    chan struct{} // closed once the session's processes are stopped
 }
 
 // LoggerName is the logger of the logging notifications that carry mail.
@@ -43,8 +50,16 @@ func (s *Server) conn(ss *mcp.ServerSession) (*conn, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	c := &conn{id: "mcp-" + hex.EncodeToString(b[:]), ss: ss, stop: make(chan struct{}), done: make(chan struct{})}
+	plugins, owner, err := s.pluginRunner(c.id)
+	if err != nil {
+		return nil, fmt.Errorf("opening the session's plugins: %w", err)
+	}
+	c.plugins, c.owner = plugins, owner
 	ch, unsub, err := s.sup.Subscribe(c.id)
 	if err != nil {
+		if owner != nil {
+			owner.Close()
+		}
 		return nil, fmt.Errorf("opening the session's mailbox: %w", err)
 	}
 	c.unsub = unsub
@@ -67,6 +82,9 @@ func (s *Server) closeConn(c *conn) {
 		// this wait is bounded without a deadline of its own.
 		if err := s.sup.CloseSession(context.Background(), c.id); err != nil {
 			s.log.Warn("closing an MCP session", "session", c.id, "error", err)
+		}
+		if c.owner != nil {
+			c.owner.Close() // its warm plugins: bounded by their close grace
 		}
 		s.mu.Lock()
 		if s.conns[c.ss] == c {

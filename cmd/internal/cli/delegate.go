@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -16,8 +18,10 @@ import (
 // validator or a plugin host). It is built from cmd/toolbox-core.
 const CoreName = "toolbox-core"
 
-// FindCore locates toolbox-core: beside the running binary first, then on
-// PATH.
+// FindCore locates toolbox-core: beside the running binary first (where go
+// install and go build -o bin/ ./cmd/... put both; os.Executable resolves
+// a symlink to toolbox), then on PATH. One beside toolbox always wins over
+// one on PATH, which may belong to another install.
 func FindCore() (string, error) {
 	if self, err := os.Executable(); err == nil {
 		p := filepath.Join(filepath.Dir(self), CoreName)
@@ -28,7 +32,7 @@ func FindCore() (string, error) {
 	if p, err := exec.LookPath(CoreName); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%s not found beside %s or on PATH; build both binaries: go build -o bin/ ./cmd/...", CoreName, os.Args[0])
+	return "", fmt.Errorf("%s not found beside %s or on PATH; install both binaries together: go install github.com/toolbox-dev/toolbox/cmd/...@latest (in a clone: go build -o bin/ ./cmd/...)", CoreName, os.Args[0])
 }
 
 // ExecCore replaces this process with toolbox-core, given the same
@@ -63,4 +67,48 @@ func DelegatedCmd(g *Globals, use, short string) *cobra.Command {
 			return g.Delegate()
 		},
 	}
+}
+
+// ToolboxName is the fast binary, built from cmd/toolbox.
+const ToolboxName = "toolbox"
+
+// toolboxMainPath is the package the toolbox binary is built from.
+const toolboxMainPath = "github.com/toolbox-dev/toolbox/cmd/toolbox"
+
+// FindHelper locates the toolbox binary beside the running one (never on
+// PATH), for toolbox-core to start its landlock helper from
+// (sandbox.UseHelper): it starts several times faster. The file counts only
+// when its Go build information says it is this module's cmd/toolbox, of
+// the same version and source revision as the running binary and built by
+// the same Go; another program of that name (an unrelated "toolbox"
+// installed in the same directory) is not used.
+func FindHelper() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(filepath.Dir(self), ToolboxName)
+	theirs, err := buildinfo.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("reading the build information of %s: %w", p, err)
+	}
+	ours, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", errors.New("this binary has no build information")
+	}
+	if theirs.Path != toolboxMainPath || theirs.Main.Path != ours.Main.Path || theirs.Main.Version != ours.Main.Version ||
+		theirs.GoVersion != ours.GoVersion || buildSetting(theirs, "vcs.revision") != buildSetting(ours, "vcs.revision") {
+		return "", fmt.Errorf("%s is not the toolbox binary of this build", p)
+	}
+	return p, nil
+}
+
+// buildSetting is the value of key in bi's build settings, "" when unset.
+func buildSetting(bi *debug.BuildInfo, key string) string {
+	for _, s := range bi.Settings {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
 }

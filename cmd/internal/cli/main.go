@@ -3,6 +3,8 @@ package cli
 import (
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -13,12 +15,25 @@ func Main() int {
 	sandbox.Init()
 	io := TerminalSafe(IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	g := &Globals{IO: io, Delegate: ExecCore}
-	root := NewRoot(g)
-	for _, c := range CoreCommands {
-		root.AddCommand(DelegatedCmd(g, c.Use, c.Short))
-	}
+	root := newToolboxRoot(g)
 	root.SetArgs(os.Args[1:])
 	return Execute(root, io)
+}
+
+// newToolboxRoot is the toolbox binary's command tree: this package's
+// commands, and toolbox-core's handed over (g.Delegate).
+func newToolboxRoot(g *Globals) *cobra.Command {
+	root := NewRoot(g)
+	for _, c := range CoreCommands {
+		cmd := DelegatedCmd(g, c.Use, c.Short)
+		if cmd.Name() == "mcp" {
+			// mcp serves in toolbox-core; mcp config needs nothing of
+			// it, and here knows the path of the binary clients start.
+			cmd.AddCommand(NewCmdMCPConfig(g, nil))
+		}
+		root.AddCommand(cmd)
+	}
+	return root
 }
 
 // CoreCommands are the commands toolbox-core runs, as the toolbox binary

@@ -43,6 +43,9 @@ type MCPOptions struct {
 	// often and move a capability to the next locked backend whose check
 	// passes (0 = never; the lock's results hold).
 	Recheck time.Duration
+	// MaxCalls is --max-calls: how many tool calls run at once; more wait
+	// their turn (0 = mcpserver.DefaultMaxCalls, four per core).
+	MaxCalls int
 }
 
 // NewCmdMCP builds the mcp command; runF, when not nil, replaces its run
@@ -54,7 +57,8 @@ func NewCmdMCP(g *cli.Globals, runF func(*MCPOptions) error) *cobra.Command {
 		Short: "Serve the locked toolbox to an MCP client over stdio",
 		Long: `mcp serves the locked toolbox over the Model Context Protocol on stdin and
 stdout until stdin closes; nothing else is ever written to stdout. Configure a
-client with the command "toolbox mcp -f /path/to/toolbox.hcl".
+client with the command "toolbox mcp -f /path/to/toolbox.hcl": "toolbox mcp
+config --client NAME" prints (or --write merges) that client's configuration.
 
 Every capability and every tool not hidden behind one is an MCP tool (names
 mapped for strict clients: kv.get becomes kv_get); each service gets a
@@ -70,6 +74,13 @@ first; -f and --state-dir are read before). The root directory, system
 directories and, when it comes from the current directory, your home
 directory are refused: name the project. One lock serves any workspace.
 
+Plugin tools are kept warm: a plugin's process is started by its first call
+(its binary hashed against the lock), serves every later call of the
+connection (up to its locked concurrency at once), is restarted with back-off
+if it dies, and stops when the client disconnects. Exec tools start a
+sandboxed process per call. At most --max-calls tool calls run at once (four
+per core by default); the others wait their turn.
+
 Processes stop when the client disconnects. Their records are kept in the
 "mcp" directory of the state dir (--state-dir, else $XDG_STATE_HOME/toolbox,
 else ~/.local/state/toolbox); when the default cannot be created, none are.`,
@@ -81,11 +92,26 @@ else ~/.local/state/toolbox); when the default cannot be created, none are.`,
 			return mcpRun(cmd.Context(), opts)
 		},
 	}
+	cmd.AddCommand(cli.NewCmdMCPConfig(g, nil))
 	cmd.Flags().StringVarP(&opts.Dir, "dir", "C", "", "change to this directory first (the workspace when neither --workspace, $TOOLBOX_WORKSPACE nor the toolbox file names one)")
 	cli.AddWorkspaceFlag(cmd, g)
 	cmd.Flags().DurationVar(&opts.Recheck, "recheck", 0, "re-run capability backends' checks this often (e.g. 5m) and switch to the next locked backend whose check passes")
 	cmd.Flags().StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: serve the capability with this backend first (repeatable; unknown names are ignored)")
+	addMaxCallsFlag(cmd, &opts.MaxCalls)
 	return cmd
+}
+
+// addMaxCallsFlag adds --max-calls, the server's bound on tool calls at once.
+func addMaxCallsFlag(cmd *cobra.Command, n *int) {
+	cmd.Flags().IntVar(n, "max-calls", 0, fmt.Sprintf("run at most this many tool calls at once; the others wait their turn (default %d: four per core)", mcpserver.DefaultMaxCalls))
+}
+
+// checkMaxCalls refuses a negative --max-calls.
+func checkMaxCalls(n int) error {
+	if n < 0 {
+		return &cli.UsageError{Err: fmt.Errorf("--max-calls %d: want 1 or more (0 for the default)", n)}
+	}
+	return nil
 }
 
 func mcpRun(ctx context.Context, opts *MCPOptions) error {
@@ -94,6 +120,9 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	}
 	backends, err := backendOverrides(opts.Backends)
 	if err != nil {
+		return err
+	}
+	if err := checkMaxCalls(opts.MaxCalls); err != nil {
 		return err
 	}
 	if err := opts.NeedToolboxFile(); err != nil {
@@ -134,7 +163,7 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mcpserver.New(mcpserver.Options{
 		LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: env, Backends: backends,
-		Logger: logger, Version: cli.Version(), StateDir: mcpStateDir(opts), Workspace: ws,
+		Logger: logger, Version: cli.Version(), StateDir: mcpStateDir(opts), MaxCalls: opts.MaxCalls, Workspace: ws,
 	})
 	if err != nil {
 		closeSupervisor(opts, sup)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,12 +28,15 @@ func TestMCPFlags(t *testing.T) {
 	root := cli.NewRoot(g, func(g *cli.Globals) *cobra.Command {
 		return NewCmdMCP(g, func(o *MCPOptions) error { got = o; return nil })
 	})
-	root.SetArgs([]string{"mcp", "-f", "tb.hcl", "--state-dir", "st", "--backend", "search=search_grep", "-C", "repo"})
+	root.SetArgs([]string{"mcp", "-f", "tb.hcl", "--state-dir", "st", "--backend", "search=search_grep", "-C", "repo", "--max-calls", "3"})
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.ToolboxFile() != "tb.hcl" || got.StateDir != "st" || len(got.Backends) != 1 || got.Backends[0] != "search=search_grep" || got.Dir != "repo" {
+	if got.ToolboxFile() != "tb.hcl" || got.StateDir != "st" || len(got.Backends) != 1 || got.Backends[0] != "search=search_grep" || got.Dir != "repo" || got.MaxCalls != 3 {
 		t.Errorf("options: %+v", got)
+	}
+	if err := mcpRun(context.Background(), &MCPOptions{Globals: g, MaxCalls: -1}); !errors.As(err, new(*cli.UsageError)) {
+		t.Errorf("--max-calls -1: %v, want a usage error", err)
 	}
 }
 

@@ -48,6 +48,9 @@ type ServeOptions struct {
 	MCPAllowOrigins []string
 	// Recheck is --recheck: live health for the MCP clients (see mcp).
 	Recheck time.Duration
+	// MaxCalls is --max-calls: how many MCP tool calls run at once (see
+	// mcp).
+	MaxCalls int
 }
 
 // NewCmdServe builds the serve command; runF, when not nil, replaces its
@@ -79,6 +82,8 @@ whose path it prints at start. A request without the token gets 401; one
 whose Origin header is not the server's own (or an --mcp-allow-origin) gets
 403, so a web page cannot call it. --mcp-unix serves the same on
 <state dir>/mcp.sock to this user only (SO_PEERCRED), without a token.
+Each MCP session keeps its plugins warm, as toolbox mcp does, and at most
+--max-calls tool calls run at once across sessions.
 
 Run it in the background of a shell:
   toolbox serve -f /path/to/toolbox.hcl &
@@ -100,6 +105,7 @@ It prints what it starts and stops on stderr, nothing on stdout.`,
 	cmd.Flags().StringSliceVar(&opts.MCPAllowOrigins, "mcp-allow-origin", nil, "with --mcp-http/--mcp-unix: also accept requests whose Origin header is this scheme://host[:port] (repeatable)")
 	cmd.Flags().DurationVar(&opts.Recheck, "recheck", 0, "with --mcp-http/--mcp-unix: re-run capability backends' checks this often and switch to the next locked backend whose check passes")
 	cmd.Flags().Int64Var(&opts.LogBytes, "log-bytes", 0, "also keep each process's full output in log files under the state dir, each capped at this many bytes (0: none)")
+	addMaxCallsFlag(cmd, &opts.MaxCalls)
 	cli.AddWorkspaceFlag(cmd, g)
 	return cmd
 }
@@ -110,6 +116,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	if opts.LogBytes < 0 {
 		return &cli.UsageError{Err: fmt.Errorf("--log-bytes %d: want 0 or more", opts.LogBytes)}
+	}
+	if err := checkMaxCalls(opts.MaxCalls); err != nil {
+		return err
 	}
 	stateDir, err := wire.StateDir(opts.StateDir)
 	if err != nil {

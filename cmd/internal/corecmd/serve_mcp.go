@@ -40,7 +40,7 @@ func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath st
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := mcpserver.New(mcpserver.Options{LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: os.Environ(), Logger: logger, Version: cli.Version(), StateDir: stateDir, Workspace: ws})
+	srv, err := mcpserver.New(mcpserver.Options{LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: os.Environ(), Logger: logger, Version: cli.Version(), StateDir: stateDir, MaxCalls: opts.MaxCalls, Workspace: ws})
 	if err != nil {
 		return nil, fmt.Errorf("%w; run `toolbox lock`", err)
 	}

@@ -20,11 +20,11 @@ import (
 func TestServeFlags(t *testing.T) {
 	var got *ServeOptions
 	cmd := NewCmdServe(testGlobals(), func(o *ServeOptions) error { got = o; return nil })
-	cmd.SetArgs([]string{"--log-bytes", "4096"})
+	cmd.SetArgs([]string{"--log-bytes", "4096", "--max-calls", "5"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.LogBytes != 4096 {
+	if got.LogBytes != 4096 || got.MaxCalls != 5 {
 		t.Errorf("options: %+v", got)
 	}
 	cmd = NewCmdServe(testGlobals(), nil)

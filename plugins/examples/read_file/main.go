@@ -58,6 +58,8 @@ func (readFile) Describe() protocol.Describe {
 		Runtime: &protocol.Runtime{
 			Rundir:  protocol.WorkspaceToken,
 			Sandbox: &protocol.Sandbox{FS: &protocol.FS{Read: []string{protocol.WorkspaceToken}}, Net: "none", Tmp: "private"},
+			// Each call reads its own file: a warm process serves calls at once.
+			Concurrency: 8,
 		},
 	}
 }

@@ -8,13 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/toolbox-dev/toolbox/plugins/sdk"
-	"github.com/toolbox-dev/toolbox/protocol/validate"
 )
 
 // execTwin is the exec tool this plugin must match, relative to this
@@ -101,44 +99,6 @@ func TestLongLines(t *testing.T) {
 	res, _ := sdk.Invoke(context.Background(), readFile{}, "", []byte(`{"path": "long", "start": 2}`), &out)
 	if res.ExitCode != 0 || out.Output.String() != long+"end\n" {
 		t.Errorf("exit %d, %d bytes", res.ExitCode, out.Output.Len())
-	}
-}
-
-func TestDescribeIsValid(t *testing.T) {
-	data, err := json.Marshal(readFile{}.Describe())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := validate.ParseDescribe(data); err != nil {
-		t.Errorf("describe: %v", err)
-	}
-}
-
-// The plugin backs a capability beside the exec tool: its args must be
-// identical, and its runtime the same.
-func TestSameDescribeAsTheExecTool(t *testing.T) {
-	twin := execPath(t)
-	data, err := exec.Command(twin, "describe").Output()
-	if err != nil {
-		t.Fatalf("%s describe: %v", twin, err)
-	}
-	want, err := validate.ParseDescribe(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := readFile{}.Describe()
-	if !reflect.DeepEqual(got.Args, want.Args) {
-		t.Errorf("args differ from the exec tool's:\n%+v\n%+v", got.Args, want.Args)
-	}
-	for what, pair := range map[string][2]any{
-		"runtime":      {got.Runtime, want.Runtime},
-		"process":      {got.Process, want.Process},
-		"empty-result": {got.EmptyResult, want.EmptyResult},
-		"description":  {got.Description, want.Description},
-	} {
-		if !reflect.DeepEqual(pair[0], pair[1]) {
-			t.Errorf("%s differs from the exec tool's:\n%+v\n%+v", what, pair[0], pair[1])
-		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -168,5 +169,21 @@ func TestOmitSend(t *testing.T) {
 	l.Capabilities["cap"] = &manifest.Capability{Backends: []string{"w"}, Active: "w"}
 	if names, _ := ToolNames(l); slices.Contains(names, "cap_send") {
 		t.Errorf("the capability of an omitted companion has one: %v", names)
+	}
+}
+
+// ValidName is NamePattern, written out.
+func TestValidNameIsNamePattern(t *testing.T) {
+	re := regexp.MustCompile(NamePattern)
+	for _, n := range []string{"", "a", "kv_get", "kv.get", "a-b_C9", "ü", "a b", "x\n", strings.Repeat("x", 64), strings.Repeat("x", 65), "/", ":", "@", "[", "`", "{"} {
+		if got, want := ValidName(n), re.MatchString(n); got != want {
+			t.Errorf("ValidName(%q) = %v, the pattern says %v", n, got, want)
+		}
+	}
+	for c := range 256 {
+		n := string([]byte{byte(c)})
+		if got, want := ValidName(n), re.MatchString(n); got != want {
+			t.Errorf("ValidName(%q) = %v, the pattern says %v", n, got, want)
+		}
 	}
 }

@@ -4,7 +4,7 @@
 //
 //	go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 //	go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
-//	go generate ./plugins/proto
+//	go generate ./plugins/sdk/proto
 //
 // protoc itself comes from the system (Debian: protobuf-compiler).
 package proto

@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/runspec"
+	"github.com/toolbox-dev/toolbox/server/mcpconfig"
+)
+
+// WorkspaceEnv is the environment variable naming the workspace when
+// --workspace is not given (the variable toolbox mcp reads too).
+const WorkspaceEnv = runspec.WorkspaceEnv
+
+// MCPConfigOptions are the inputs of mcp config.
+type MCPConfigOptions struct {
+	*Globals
+	// Client is --client: one of mcpconfig.Clients.
+	Client string
+	// Workspace is --workspace: the project the client's toolbox mcp
+	// confines tools to; "" means $TOOLBOX_WORKSPACE, else the current
+	// directory.
+	Workspace string
+	// Write is --write: merge into the client's file instead of printing.
+	Write bool
+	// ClientFile is --client-file: the file --write merges into, instead
+	// of the client's own (mcpconfig.File).
+	ClientFile string
+	// Name is --name: the server's key in the client's configuration.
+	Name string
+	// Executable returns the absolute path of the toolbox binary the
+	// client will start; nil means ToolboxExecutable.
+	Executable func() (string, error)
+	// Now is the clock of the backup's name; nil means time.Now.
+	Now func() time.Time
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// Home returns the user's home directory; nil means os.UserHomeDir.
+	Home func() (string, error)
+}
+
+// NewCmdMCPConfig builds `mcp config`; runF, when not nil, replaces its run
+// (tests check flag parsing with it). Both binaries have it under their mcp
+// command; the toolbox binary runs it itself.
+func NewCmdMCPConfig(g *Globals, runF func(*MCPConfigOptions) error) *cobra.Command {
+	opts := &MCPConfigOptions{Globals: g}
+	cmd := &cobra.Command{
+		Use:   "config --client CLIENT",
+		Short: "Print (or --write) an MCP client's configuration that starts this toolbox",
+		Long: `config prints what an MCP client needs to start "toolbox mcp" for this toolbox
+file and workspace, in the client's own format, with absolute paths: the
+toolbox binary, the toolbox file (-f, $TOOLBOX_FILE, ./toolbox.hcl) and the
+workspace (--workspace, $TOOLBOX_WORKSPACE, else the current directory).
+
+--write merges it into the client's file instead: every other key is kept, a
+server of the same --name is replaced, the old file is kept beside it as
+FILE.toolbox-backup-<UTC time>, and the new one replaces it atomically. A
+file toolbox cannot read (JSON with comments, unusual TOML) is left alone:
+paste the printed entry by hand.
+
+  claude-code     <workspace>/.mcp.json           (or: claude mcp add-json)
+  claude-desktop  claude_desktop_config.json      (the user's: ~/Library/Application Support/Claude
+                                                   on macOS, %APPDATA%\Claude, ~/.config/Claude)
+  cursor          <workspace>/.cursor/mcp.json
+  vscode          <workspace>/.vscode/mcp.json
+  codex           $CODEX_HOME/config.toml         (default ~/.codex/config.toml)
+  gemini          <workspace>/.gemini/settings.json
+
+--client-file writes another file in the client's format (a user-wide one,
+say).`,
+		Example: `  toolbox mcp config --client claude-code --workspace ~/myproj
+  toolbox -f toolboxes/default/toolbox.hcl mcp config --client codex --workspace ~/myproj --write`,
+		Args: NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return mcpConfigRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Client, "client", "", "the MCP client: "+mcpconfig.ClientNames())
+	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "the project the tools work on (default $"+WorkspaceEnv+", else the current directory)")
+	cmd.Flags().BoolVar(&opts.Write, "write", false, "merge the entry into the client's configuration file (keeping a backup)")
+	cmd.Flags().StringVar(&opts.ClientFile, "client-file", "", "with --write: the file to merge into instead of the client's own")
+	cmd.Flags().StringVar(&opts.Name, "name", "toolbox", "the server's name in the client's configuration")
+	return cmd
+}
+
+func mcpConfigRun(opts *MCPConfigOptions) error {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if opts.Client == "" {
+		return &UsageError{Err: fmt.Errorf("--client is required: one of %s", mcpconfig.ClientNames())}
+	}
+	client, err := mcpconfig.ParseClient(opts.Client)
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("--client: %w", err)}
+	}
+	if opts.ClientFile != "" && !opts.Write {
+		return &UsageError{Err: errors.New("--client-file names the file --write merges into; add --write")}
+	}
+	if err := opts.NeedToolboxFile(); err != nil {
+		return err
+	}
+	toolboxFile, err := filepath.Abs(opts.ToolboxFile())
+	if err != nil {
+		return err
+	}
+	workspace, err := configWorkspace(opts.Workspace, getenv)
+	if err != nil {
+		return err
+	}
+	exe := opts.Executable
+	if exe == nil {
+		exe = ToolboxExecutable
+	}
+	command, err := exe()
+	if err != nil {
+		return fmt.Errorf("finding the toolbox binary: %w", err)
+	}
+	args := []string{"mcp", "-f", toolboxFile, "--workspace", workspace}
+	if opts.StateDir != "" {
+		dir, err := filepath.Abs(opts.StateDir)
+		if err != nil {
+			return err
+		}
+		args = append(args, "--state-dir", dir)
+	}
+	if opts.Sandbox != "" {
+		args = append(args, "--sandbox", opts.Sandbox)
+	}
+	server := mcpconfig.Server{Name: opts.Name, Command: command, Args: args}
+	if _, err := os.Stat(manifest.LockPath(toolboxFile)); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(opts.IO.Err, "note: %s has no lock yet: run `toolbox lock -f %s` before the client starts it\n", toolboxFile, toolboxFile)
+	}
+	file := opts.ClientFile
+	if file == "" {
+		home := opts.Home
+		if home == nil {
+			home = os.UserHomeDir
+		}
+		h, _ := home() // File says when it needs one
+		if file, err = mcpconfig.File(client, mcpconfig.Places{Home: h, Workspace: workspace, GOOS: runtime.GOOS, Getenv: getenv}); err != nil {
+			return fmt.Errorf("%w; name the file with --client-file", err)
+		}
+	} else if file, err = filepath.Abs(file); err != nil {
+		return err
+	}
+	if !opts.Write {
+		snippet, err := mcpconfig.Snippet(client, server)
+		if err != nil {
+			return err
+		}
+		if _, err := opts.IO.Out.Write(snippet); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.Err, "%s reads this from %s; --write merges it there\n", client, file)
+		return nil
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	w, err := mcpconfig.Write(file, client, server, now())
+	if err != nil {
+		var pe *mcpconfig.ParseError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%w\nthe file is left as it was; add the entry by hand (toolbox mcp config --client %s prints it)", err, client)
+		}
+		return err
+	}
+	switch {
+	case w.Unchanged:
+		fmt.Fprintf(opts.IO.Err, "%s already has server %q as it is\n", w.File, opts.Name)
+	case w.Backup != "":
+		fmt.Fprintf(opts.IO.Err, "wrote server %q to %s (the old file: %s)\n", opts.Name, w.File, w.Backup)
+	default:
+		fmt.Fprintf(opts.IO.Err, "wrote server %q to %s (a new file)\n", opts.Name, w.File)
+	}
+	return nil
+}
+
+// configWorkspace is the absolute workspace directory: flag, else the
+// environment, else the current directory. It must be a directory.
+func configWorkspace(flag string, getenv func(string) string) (string, error) {
+	dir, from := flag, "--workspace"
+	if dir == "" {
+		dir, from = getenv(WorkspaceEnv), WorkspaceEnv
+	}
+	if dir == "" {
+		dir, from = ".", "the current directory"
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("%s %q: %w", from, dir, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q (from %s): %w", dir, from, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("workspace %q (from %s) is not a directory", dir, from)
+	}
+	return abs, nil
+}
+
+// ToolboxExecutable is the absolute path of the toolbox binary: this one
+// (links resolved), or, when this is toolbox-core, the toolbox installed
+// beside it (toolbox-core itself when there is none: it serves mcp too).
+func ToolboxExecutable() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if self, err = filepath.EvalSymlinks(self); err != nil {
+		return "", err
+	}
+	if filepath.Base(self) == CoreName {
+		beside := filepath.Join(filepath.Dir(self), "toolbox")
+		if st, err := os.Stat(beside); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return beside, nil
+		}
+	}
+	return self, nil
+}

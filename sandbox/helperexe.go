@@ -1,0 +1,118 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The helper runs from this package's initialisation, as the limits
+// wrapper does (limitexec.go), rather than from Init in main: the packages
+// a binary initialises after this one are of no use to it, and they cost
+// every helper start their initialisation (issue 13: in the toolbox binary
+// cobra and the CLI's tables; in toolbox-core the JSON Schema compiler,
+// gRPC and the MCP SDK, ~10 ms). Everything the helper uses is one of this
+// package's dependencies, initialised by then. Init keeps its own check
+// for a binary whose initialisation order differs.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == helperArg {
+		unix.Exit(runHelper())
+	}
+}
+
+// helperExe is the binary the landlock helper is started from: "" for the
+// running one (/proc/self/exe), else /proc/self/fd/N of the file UseHelper
+// opened.
+var helperExe struct {
+	mu   sync.Mutex
+	file *os.File
+}
+
+// UseHelper makes landlock start its helper from the binary at path
+// instead of re-executing the running one. A binary that links much (the
+// toolbox-core binary: HCL, JSON Schema, gRPC) pays its package
+// initialisation again at every landlock start, about 10 ms; the toolbox
+// binary beside it starts in about 3 (issue 13).
+//
+// The file is opened here, once, and checked: a regular file, executable,
+// owned by root or by the user running toolbox, writable by no one else.
+// Every helper start executes that descriptor (/proc/self/fd/N), so a file
+// put at path later is never run. The binary must call Init first in its
+// main (toolbox does) and be built from the same source as the caller: the
+// helper refuses a spec with a field it does not know, so an older helper
+// fails the start instead of leaving out a restriction it has never heard
+// of. Errors say why the file is refused; landlock then keeps re-executing
+// the running binary.
+func UseHelper(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("using %q as the landlock helper: %w", path, err)
+	}
+	if err := trustedExecutable(f); err != nil {
+		f.Close()
+		return fmt.Errorf("using %q as the landlock helper: %w", path, err)
+	}
+	helperExe.mu.Lock()
+	helperExe.file, f = f, helperExe.file
+	helperExe.mu.Unlock()
+	if f != nil {
+		f.Close() // a previous helper
+	}
+	return nil
+}
+
+// trustedExecutable checks that f is a regular executable file that only
+// root or toolbox's own user can change.
+func trustedExecutable(f *os.File) error {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return err
+	}
+	switch euid := uint32(os.Geteuid()); {
+	case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
+		return errors.New("not a regular file")
+	case st.Mode&0o111 == 0:
+		return errors.New("not executable")
+	case st.Uid != 0 && st.Uid != euid:
+		return fmt.Errorf("owned by uid %d, neither root nor this user (uid %d)", st.Uid, euid)
+	case st.Mode&0o022 != 0:
+		return fmt.Errorf("writable by others than its owner (mode %#o)", st.Mode&0o777)
+	}
+	return nil
+}
+
+// withHelper makes cmd, the helper's command, execute the file UseHelper
+// kept instead of the running binary: the file goes last in ExtraFiles, so
+// the child has it at a descriptor no other extra file is laid over, and
+// the command executes /proc/self/fd/N. The helper marks it close-on-exec
+// at once (markCloexec), so the tool never inherits it. Without UseHelper
+// cmd is left as it is.
+func withHelper(cmd *exec.Cmd) {
+	helperExe.mu.Lock()
+	defer helperExe.mu.Unlock()
+	if f := helperExe.file; f != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+		cmd.Path = "/proc/self/fd/" + strconv.Itoa(2+len(cmd.ExtraFiles))
+	}
+}
+
+// decodeHelperSpec decodes the helper's spec, refusing a field it does not
+// know: a caller built from newer source than this helper may be asking
+// for a restriction this helper would silently leave out.
+func decodeHelperSpec(data []byte) (*helperSpec, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var hs helperSpec
+	if err := dec.Decode(&hs); err != nil {
+		return nil, fmt.Errorf("decoding spec (is the helper binary from the same build as toolbox?): %w", err)
+	}
+	return &hs, nil
+}

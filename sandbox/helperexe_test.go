@@ -1,0 +1,113 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
+)
+
+// useHelperCopy copies this test binary (its TestMain calls Init) to a
+// temporary file with mode and returns its path; the helper is reset to
+// the running binary at the end of the test.
+func useHelperCopy(t *testing.T, mode os.FileMode) string {
+	t.Helper()
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "helper")
+	if err := os.WriteFile(p, data, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		helperExe.mu.Lock()
+		if helperExe.file != nil {
+			helperExe.file.Close()
+			helperExe.file = nil
+		}
+		helperExe.mu.Unlock()
+	})
+	return p
+}
+
+// UseHelper's binary serves every later landlock start, from the
+// descriptor opened at the call: a file put at the path afterwards is
+// never run.
+func TestUseHelperRunsTheCheckedDescriptor(t *testing.T) {
+	requireMechanism(t, Landlock)
+	p := useHelperCopy(t, 0o755)
+	if err := UseHelper(p); err != nil {
+		t.Fatal(err)
+	}
+	// Another program at the path now: a start that executed the path
+	// would run it instead of the helper and fail.
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 99\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	proc, err := Start(&Spec{Mechanism: Landlock, ToolDir: t.TempDir()}, Command{Path: truePath(t)})
+	if err != nil {
+		t.Fatalf("start through the kept helper: %v", err)
+	}
+	if code, err := proc.Wait(); code != 0 || err != nil {
+		t.Fatalf("true under landlock through the kept helper: exit %d, %v", code, err)
+	}
+}
+
+// A helper binary someone else could change is refused: it runs as
+// toolbox's user with every tool's spec. Its twin above is accepted.
+func TestUseHelperRefusesAnUntrustedFile(t *testing.T) {
+	testenv.NeedRoot(t) // chown to another user
+	for _, c := range []struct {
+		name string
+		prep func(t *testing.T, p string)
+		want string
+	}{
+		{"group writable", func(t *testing.T, p string) { _ = os.Chmod(p, 0o775) }, "writable by others than its owner"},
+		{"world writable", func(t *testing.T, p string) { _ = os.Chmod(p, 0o757) }, "writable by others than its owner"},
+		{"not executable", func(t *testing.T, p string) { _ = os.Chmod(p, 0o644) }, "not executable"},
+		{"another owner", func(t *testing.T, p string) {
+			if err := os.Chown(p, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}, "owned by uid 65534"},
+		{"a directory", func(t *testing.T, p string) { _ = os.Remove(p); _ = os.Mkdir(p, 0o755) }, "not a regular file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := useHelperCopy(t, 0o755)
+			c.prep(t, p)
+			err := UseHelper(p)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("UseHelper: %v, want %q", err, c.want)
+			}
+			if helperExe.file != nil {
+				t.Fatal("a refused helper was kept")
+			}
+		})
+	}
+}
+
+// The helper refuses a spec with a field it does not know: a helper older
+// than its caller would otherwise drop a restriction it never heard of.
+func TestHelperRefusesUnknownSpecFields(t *testing.T) {
+	known := `{"path":"/bin/true","argv":["true"],"dir":"/","grants":[{"path":"/usr","dir":true}]}`
+	if hs, err := decodeHelperSpec([]byte(known)); err != nil || hs.Path != "/bin/true" || len(hs.Grants) != 1 {
+		t.Fatalf("a spec of known fields: %+v, %v", hs, err)
+	}
+	for _, spec := range []string{
+		`{"path":"/bin/true","argv":["true"],"dir":"/","a_future_restriction":{"deny":["/home"]}}`,
+		`{"path":"/bin/true","argv":["true"],"dir":"/","grants":[{"path":"/usr","dir":true,"deny":true}]}`,
+	} {
+		if _, err := decodeHelperSpec([]byte(spec)); err == nil || !strings.Contains(err.Error(), "unknown field") {
+			t.Errorf("spec %s: %v, want an unknown field refused", spec, err)
+		}
+	}
+}

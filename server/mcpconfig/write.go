@@ -1,0 +1,155 @@
+package mcpconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Written says what Write did.
+type Written struct {
+	// File is the file written: the path given, or the file a symbolic
+	// link there points to (the link is kept).
+	File string
+	// Backup is the copy of the file as it was, "" when there was no file
+	// or nothing changed.
+	Backup string
+	// Unchanged says the file already held the entry as it is: nothing
+	// was written.
+	Unchanged bool
+}
+
+// Write merges s into the client's file at path (Merge), keeping a copy
+// of the file as it was beside it (path.toolbox-backup-YYYYMMDDTHHMMSSZ,
+// with the file's mode) and replacing the file atomically: a temporary
+// file in the same directory, synced, renamed over it. A missing file is
+// created (mode 0644) with its directory; a file that cannot be read is
+// refused with a *ParseError and left as it is, as is anything that is not
+// a regular file.
+func Write(path string, c Client, s Server, now time.Time) (Written, error) {
+	w := Written{File: path}
+	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		if w.File, err = filepath.EvalSymlinks(path); err != nil {
+			return w, fmt.Errorf("following the link %q: %w", path, err)
+		}
+	}
+	mode := fs.FileMode(0o644)
+	existing, err := os.ReadFile(w.File)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		existing = nil
+	case err != nil:
+		return w, fmt.Errorf("reading %q: %w", w.File, err)
+	default:
+		st, err := os.Stat(w.File)
+		if err != nil {
+			return w, err
+		}
+		if !st.Mode().IsRegular() {
+			return w, fmt.Errorf("%q is not a regular file", w.File)
+		}
+		mode = st.Mode().Perm()
+	}
+	merged, err := Merge(c, existing, s)
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			pe.File = w.File
+		}
+		return w, err
+	}
+	if existing != nil && bytes.Equal(merged, existing) {
+		w.Unchanged = true
+		return w, nil
+	}
+	dir := filepath.Dir(w.File)
+	if existing != nil {
+		if w.Backup, err = backup(w.File, existing, mode, now); err != nil {
+			return w, err
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return w, fmt.Errorf("creating %q: %w", dir, err)
+	}
+	if err := replaceFile(w.File, merged, mode); err != nil {
+		return w, fmt.Errorf("writing %q: %w", w.File, err)
+	}
+	return w, nil
+}
+
+// backup writes data to a new file beside path named after now (a number
+// appended when that name is taken), with mode.
+func backup(path string, data []byte, mode fs.FileMode, now time.Time) (string, error) {
+	base := path + ".toolbox-backup-" + now.UTC().Format("20060102T150405Z")
+	for n := 1; ; n++ {
+		name := base
+		if n > 1 {
+			name += "-" + strconv.Itoa(n)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrExist) && n < 100 {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("backing up %q: %w", path, err)
+		}
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(name)
+			return "", fmt.Errorf("backing up %q: %w", path, err)
+		}
+		return name, nil
+	}
+}
+
+// replaceFile puts data at path through a synced temporary file renamed
+// over it, so that a reader sees the old file or the new one, never a
+// part; the temporary file is removed on failure.
+func replaceFile(path string, data []byte, mode fs.FileMode) (err error) {
+	dir, base := filepath.Split(path)
+	tmp, err := os.CreateTemp(dir, "."+base+".toolbox-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	if d, derr := os.Open(filepath.Clean(dir)); derr == nil {
+		// The rename's durability; a file system that cannot sync a
+		// directory (EINVAL) is no failure.
+		if serr := d.Sync(); serr != nil && !errors.Is(serr, syscall.EINVAL) {
+			err = serr
+		}
+		d.Close()
+	}
+	return err
+}
