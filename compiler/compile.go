@@ -84,6 +84,11 @@ type CapabilityReport struct {
 type Result struct {
 	// Lock is nil when Errs is not empty.
 	Lock *manifest.Lock
+	// Draft is the lock as far as it was built: the tools that could be
+	// locked (and the builtin "process" when it resolved). It is Lock when
+	// Errs is empty. For reports (check --probe's exposure), never to be
+	// written.
+	Draft *manifest.Lock
 	// Tools holds every tool of the file, rejected ones included.
 	Tools        map[string]*ToolReport
 	Capabilities []CapabilityReport
@@ -172,6 +177,7 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 		lock.Capabilities[cp.Name] = lc
 		res.Capabilities = append(res.Capabilities, CapabilityReport{Name: cp.Name, Required: cp.Required, Active: lc.Active, Backends: lc.Backends})
 	}
+	res.Draft = lock
 	if len(res.Errs) == 0 {
 		res.Lock = lock
 	}
@@ -301,7 +307,16 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 
 	// describe runs before the tool's declarations are known, so it gets
 	// the strictest confinement the mechanism offers.
-	spec := p.withDescribeLimits(t, p.describeSpec(t))
+	dspec, err := p.describeSpec(t)
+	if err != nil {
+		var rf *sandbox.RefusalError
+		if errors.As(err, &rf) {
+			r.Mechanism = string(rf.Mechanism)
+		}
+		r.Status = manifest.StatusSkipped
+		return nil, refusal(t, err)
+	}
+	spec := p.withDescribeLimits(t, dspec)
 	home, removeHome, err := privateHome(spec)
 	if err != nil {
 		return nil, fail(err.Error(), "check that the temporary directory ($TMPDIR, else /tmp) is writable")

@@ -20,20 +20,41 @@ import (
 // private /tmp (bwrap), or the same without the network cut (landlock).
 // Under "none", or when no mechanism works on this machine, describe runs
 // like any unsandboxed tool: a tool that declares a sandbox is then
-// refused before anything else of it runs.
-func (p *prober) describeSpec(t *ToolDecl) *sandbox.Spec {
+// refused before anything else of it runs. A plugin is never described
+// under landlock as root (sandbox.Need.UnixSockets): where that is the
+// only mechanism here, it is refused (the *sandbox.RefusalError) without
+// being run, never described unconfined instead.
+func (p *prober) describeSpec(t *ToolDecl) (*sandbox.Spec, error) {
 	if p.mechanism == string(sandbox.None) {
-		return nil
+		return nil, nil
 	}
 	dir := filepath.Dir(t.Path)
+	plugin := t.Kind == KindPlugin
+	root := os.Geteuid() == 0
+	var pluginErr error
 	for _, need := range []sandbox.Need{{Sandbox: true, NetNone: true, TmpPrivate: true}, {Sandbox: true}} {
 		m, err := sandbox.Resolve(sandbox.Mechanism(p.mechanism), need)
-		if err == nil {
-			return &sandbox.Spec{Mechanism: m, ToolDir: dir, NetNone: need.NetNone, TmpPrivate: need.TmpPrivate,
-				Bwrap: p.trust.Bwrap, Protected: p.trust.Protected, Hidden: p.trust.Hidden}
+		if err != nil {
+			continue
 		}
+		if plugin {
+			need.UnixSockets, need.Root = true, root
+			if m, err = sandbox.Resolve(sandbox.Mechanism(p.mechanism), need); err != nil {
+				why := err.Error()
+				var rf *sandbox.RefusalError
+				if errors.As(err, &rf) {
+					why = rf.Reason
+				}
+				pluginErr = &sandbox.RefusalError{Field: sandbox.FieldSandbox, Mechanism: sandbox.Mechanism(p.mechanism),
+					Reason: "describing the plugin as uid 0: " + why,
+					Fix:    `install bubblewrap and set sandbox = "auto" or "bwrap": a plugin's describe runs as toolbox's user, and landlock refuses a plugin running as root`}
+				continue
+			}
+		}
+		return &sandbox.Spec{Mechanism: m, ToolDir: dir, NetNone: need.NetNone, TmpPrivate: need.TmpPrivate,
+			Bwrap: p.trust.Bwrap, Protected: p.trust.Protected, Hidden: p.trust.Hidden}, nil
 	}
-	return nil
+	return nil, pluginErr
 }
 
 // resolveRuntime turns the tool's runtime declarations into the locked
@@ -96,13 +117,7 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 	if decl.RunAs != nil && !t.AllowRunAs {
 		return rt, fail("runtime.run_as", "the operator does not allow run_as for this tool (allow_run_as = false)", "remove allow_run_as = false from the tool block, or use a tool that does not declare run_as")
 	}
-	if need.Sandbox || need.RunAs {
-		m, err := sandbox.Resolve(sandbox.Mechanism(p.mechanism), need)
-		if err != nil {
-			return rt, refusal(t, err)
-		}
-		rt.Mechanism = string(m)
-	}
+	need.Root = os.Geteuid() == 0
 	if ra := decl.RunAs; ra != nil {
 		id, err := sandbox.LookupIdentity(ra.User, ra.Group)
 		if err != nil {
@@ -110,6 +125,16 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 		}
 		name := ra.User
 		rt.RunAs = &manifest.Identity{User: name, UID: id.UID, GID: id.GID, Groups: id.Groups}
+		need.Root = id.UID == 0
+	}
+	if need.Sandbox || need.RunAs {
+		// A plugin listens on a unix socket (runspec.Spec sets UnixSockets).
+		need.UnixSockets = t.Kind == KindPlugin
+		m, err := sandbox.Resolve(sandbox.Mechanism(p.mechanism), need)
+		if err != nil {
+			return rt, refusal(t, err)
+		}
+		rt.Mechanism = string(m)
 	}
 	if decl.Envdir != "" {
 		if p.cfg.EnvdirRoot == "" {

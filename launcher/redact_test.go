@@ -2,8 +2,10 @@ package launcher
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -152,4 +154,36 @@ printf '{"v":"%s"}\n' "$esc"; printf 'not json %s\n' "$TOKEN"; echo "err $TOKEN"
 		t.Fatalf("typed: %v, want an argument error", err)
 	}
 	assertNoSecret(t, "argument error", err.Error())
+}
+
+// secretQuotingRunner is a PluginRunner whose plugin fails its start and
+// quotes its stderr in the error, as plugins.Start does (the stderr tail of
+// a plugin that died before its handshake): the stderr there echoes the
+// secret bound value the call gave it.
+type secretQuotingRunner struct{}
+
+func (secretQuotingRunner) RunPlugin(_ context.Context, call PluginCall) (int, bool, error) {
+	if v, ok := call.Args["token"].(string); ok {
+		return 0, false, fmt.Errorf("plugin exited before its handshake; its stderr: err %s", v)
+	}
+	return 0, false, errors.New("no token argument")
+}
+
+// TestRunRedactsSecretsInErrors: an error that quotes a tool's output (a
+// plugin's start error carries its stderr tail) reaches the caller with the
+// secret redacted, not only the Result (issue 10 #14: removing the error's
+// redaction failed no test).
+func TestRunRedactsSecretsInErrors(t *testing.T) {
+	f := newFixture(t)
+	tokenArg := protocol.Arg{Name: "token", Description: "t", Type: "s", BackingType: "string", Arity: "single", Mode: "env"}
+	secretTool(t, f, "p", `exit 0`, &protocol.Describe{Slug: "p", Description: "d", Args: []protocol.Arg{tokenArg}})
+	f.Lock.Tools["p"].Kind = manifest.KindPlugin
+	req := f.request("p", nil)
+	req.CallerEnv = append(req.CallerEnv, "TB_TOKEN="+testSecret)
+	req.Plugins = secretQuotingRunner{}
+	_, err := Run(t.Context(), req)
+	if err == nil || !strings.Contains(err.Error(), "before its handshake") {
+		t.Fatalf("err = %v, want the plugin's start error", err)
+	}
+	assertNoSecret(t, "plugin start error", err.Error())
 }

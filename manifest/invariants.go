@@ -32,9 +32,18 @@ var choosable = map[string][]string{
 //     declares run_as.
 //   - every declared sandbox path has its lock-time resolution in
 //     runtime.paths, and runtime.paths holds nothing else.
+//   - a confined builtin "process" is locked with a mechanism the
+//     sandbox setting can choose, and never with landlock for net: none
+//     or tmp: private.
 //   - bwrap is pinned exactly when a tool or the builtin "process" is
 //     locked with it.
 func (v *validator) confinement(l *Lock) {
+	if p := l.Process; p != nil && !p.Unconfined && p.Sandbox != nil {
+		if allowed, known := choosable[l.Sandbox]; known && !slices.Contains(allowed, p.Mechanism) {
+			v.addf("builtin_process: mechanism is %q, which sandbox %q cannot choose for a confined builtin", p.Mechanism, l.Sandbox)
+		}
+		v.landlockHonours("builtin_process: mechanism", p.Mechanism, p.Sandbox.Net, p.Sandbox.Tmp)
+	}
 	// Background commands run under the pinned bwrap too.
 	usesBwrap := l.Process != nil && l.Process.Mechanism == "bwrap"
 	for _, name := range sortedKeys(l.Tools) {
@@ -83,13 +92,8 @@ func (v *validator) toolConfinement(name string, t *Tool, request string) {
 	case m != "none" && m != "":
 		v.addf("%s: runtime.mechanism is %q but the tool declares neither runtime.sandbox nor runtime.run_as", at, m)
 	}
-	if m == "landlock" && sandboxed {
-		if rt.Sandbox.Net == "none" {
-			v.addf("%s: runtime.mechanism is \"landlock\", which cannot honour net: none", at)
-		}
-		if rt.Sandbox.Tmp == "private" {
-			v.addf("%s: runtime.mechanism is \"landlock\", which cannot honour tmp: private", at)
-		}
+	if sandboxed {
+		v.landlockHonours(at+": runtime.mechanism", m, rt.Sandbox.Net, rt.Sandbox.Tmp)
 	}
 	switch {
 	case runAs && t.Runtime.RunAs == nil:
@@ -115,4 +119,18 @@ func (v *validator) toolConfinement(name string, t *Tool, request string) {
 		}
 	}
 	v.workspaceUses(at, t, declared)
+}
+
+// landlockHonours refuses landlock (mechanism m) for what it can never
+// honour: net: none and tmp: private (NOTES.md, Landlock).
+func (v *validator) landlockHonours(at, m, net, tmp string) {
+	if m != "landlock" {
+		return
+	}
+	if net == "none" {
+		v.addf("%s is \"landlock\", which cannot honour net: none", at)
+	}
+	if tmp == "private" {
+		v.addf("%s is \"landlock\", which cannot honour tmp: private", at)
+	}
 }

@@ -73,6 +73,12 @@ func TestTamperedLockIsRefused(t *testing.T) {
 		{"bwrap pinned by a relative path", func(l *Lock) { l.Bwrap.Path = "evil/bwrap" },
 			`bwrap.path is "evil/bwrap", want an absolute, clean path`},
 		{"bwrap hash", func(l *Lock) { l.Bwrap.SHA256 = "x" }, `bwrap.sha256 is "x"`},
+		{"builtin under landlock with net none", func(l *Lock) { l.Process.Mechanism, l.Process.Sandbox.Net = "landlock", "none" },
+			`builtin_process: mechanism is "landlock", which cannot honour net: none`},
+		{"builtin under a mechanism the setting cannot choose", func(l *Lock) {
+			l.Sandbox = "bwrap"
+			l.Process.Mechanism, l.Process.Sandbox.Net = "landlock", "host"
+		}, `builtin_process: mechanism is "landlock", which sandbox "bwrap" cannot choose for a confined builtin`},
 		{"plugin sandboxed twin", func(l *Lock) {
 			g := l.Tools["search_grep"]
 			g.Describe.Protocol, g.Protocol = 2, 2

@@ -12,8 +12,11 @@ const (
 	KindPlugin = "plugin"
 )
 
-// FormatVersion is the lock format this program reads and writes.
-const FormatVersion = 1
+// FormatVersion is the lock format this program reads and writes. 2 (issue
+// 10-14): bwrap pinned, declared paths' resolutions, limits, the builtin
+// "process"'s sandbox, multi-command binaries stored once, the toolbox
+// file's configuration digest, omit_send, plugin concurrency.
+const FormatVersion = 2
 
 // HeaderText is the sentence every lock carries in Lock.Header (its
 // "_comment" key), so that a reader of the file knows who owns it.

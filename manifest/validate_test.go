@@ -97,7 +97,7 @@ func TestValidate(t *testing.T) {
 		{"empty allowlist", func(l *Lock) { l.EnvAllowlist = []string{} }, nil},
 		{"missing maps", func(l *Lock) { l.Tools, l.Capabilities = nil, nil },
 			[]string{`tools is missing`, `capabilities is missing`}},
-		{"wrong version", func(l *Lock) { l.Version = 0 }, []string{`version is 0, want 1`}},
+		{"wrong version", func(l *Lock) { l.Version = 0 }, []string{`version is 0, want 2`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := testLock()

@@ -291,6 +291,12 @@ func (c *Client) Kill() {
 }
 
 // socketBase picks the directory for go-plugin's socket directory.
+// SocketBase is the directory under which a plugin started with
+// Options.SocketDir "" gets its socket directory: go-plugin makes one
+// "plugin-dir*" directory there per start (mode 0700, a random name),
+// which the plugin's sandbox grants writable (sandbox.Spec.ForPlugin).
+func SocketBase() string { return socketBase("") }
+
 func socketBase(dir string) string {
 	if dir != "" {
 		return dir

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
@@ -20,11 +19,7 @@ import (
 func pluginCmd(path string, exe *sandbox.Executable, spec *sandbox.Spec, socketDir, dir string, env []string) (cmd *exec.Cmd, release func(), prepThread func() (bool, error), err error) {
 	var s sandbox.Spec
 	if spec != nil {
-		s = *spec
-	}
-	if s.Mechanism != "" && s.Mechanism != sandbox.None {
-		s.Write = append(slices.Clone(s.Write), socketDir)
-		s.UnixSockets = true
+		s = *spec.ForPlugin(socketDir)
 	}
 	if s.RunAs != nil {
 		if err := os.Chown(socketDir, int(s.RunAs.UID), int(s.RunAs.GID)); err != nil {

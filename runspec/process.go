@@ -78,6 +78,27 @@ func processPaths(spec *sandbox.Spec, lockDir string, paths []string, field stri
 	return out, nil
 }
 
+// CommandSpec is the spec every background command of lock l (at
+// lockPath, absolute) runs under: ProcessSpec under trust with the
+// builtin's locked limits (lock.BuiltinLimits["process"]); for an
+// unconfined builtin a None spec carrying only those limits, or nil when
+// it has none. Errors are ProcessSpec's.
+func CommandSpec(lockPath string, l *manifest.Lock, trust *Trust) (*sandbox.Spec, error) {
+	spec, err := ProcessSpec(filepath.Dir(lockPath), l.Process, trust)
+	if err != nil {
+		return nil, err
+	}
+	lim := l.BuiltinLimits[manifest.BuiltinProcess]
+	switch {
+	case lim == nil:
+	case spec == nil:
+		spec = &sandbox.Spec{Mechanism: sandbox.None, Limits: Limits(lim)}
+	default:
+		spec.Limits = Limits(lim)
+	}
+	return spec, nil
+}
+
 // CommandDir is the working directory of a confined background command
 // given none: dir (the supervisor's own) when it lies inside one of the
 // spec's grants, else the first writable path, else the first readable

@@ -161,10 +161,11 @@ func declaresSandbox(t *manifest.Tool) bool {
 // shared tmp (Prepare adds it, creating it): the lock's mechanism, the
 // describe document's declarations resolved against the tool's directory
 // with their lock-time resolutions (Runtime.Paths), run_as, and from
-// trust the protected and hidden paths and the pinned bubblewrap. lockDir
-// is the lock's absolute directory. The compiler calls it at lock time to
-// refuse, with Spec.Check, what a start would refuse. Errors: a mechanism
-// a lock may not hold, a sandboxed tool without trust.
+// trust the protected and hidden paths and the pinned bubblewrap, and for
+// a sandboxed plugin UnixSockets. lockDir is the lock's absolute
+// directory. The compiler calls it at lock time to refuse, with
+// Spec.Check, what a start would refuse. Errors: a mechanism a lock may
+// not hold, a sandboxed tool without trust.
 func Spec(lockDir string, t *manifest.Tool, trust *Trust) (*sandbox.Spec, error) {
 	toolDir := filepath.Dir(resolve(lockDir, t.Path))
 	spec := &sandbox.Spec{ToolDir: toolDir}
@@ -213,6 +214,11 @@ func Spec(lockDir string, t *manifest.Tool, trust *Trust) (*sandbox.Spec, error)
 	if id := t.Runtime.RunAs; id != nil {
 		spec.RunAs = &sandbox.Identity{UID: id.UID, GID: id.GID, Groups: id.Groups}
 	}
+	// A sandboxed plugin listens on a unix socket (go-plugin's handshake):
+	// so that the lock-time check refuses what its start would (landlock
+	// as uid 0, sandbox.Spec.UnixSockets). Its socket directory is added
+	// at start (sandbox.Spec.ForPlugin).
+	spec.UnixSockets = t.Kind == manifest.KindPlugin && spec.Mechanism != sandbox.None
 	spec.Limits = Limits(t.Runtime.Limits)
 	return spec, nil
 }

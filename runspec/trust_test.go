@@ -120,3 +120,25 @@ func TestPrepareRundirPlantedSymlink(t *testing.T) {
 		t.Fatalf("rundir %q: %v %v", cmd.Dir, st, err)
 	}
 }
+
+// A sandboxed plugin's spec says it creates unix sockets (go-plugin's
+// handshake), so that the lock-time check refuses what its start would
+// (landlock as uid 0); an exec tool's, or an unconfined plugin's, does not.
+func TestSpecOfPluginHasUnixSockets(t *testing.T) {
+	lockDir := t.TempDir()
+	tr := testTrust(t, lockDir)
+	for _, c := range []struct {
+		kind, mech string
+		want       bool
+	}{{manifest.KindPlugin, "bwrap", true}, {manifest.KindPlugin, "landlock", true}, {manifest.KindExec, "bwrap", false}, {manifest.KindPlugin, "none", false}} {
+		tool := sandboxedTool()
+		tool.Kind, tool.Runtime.Mechanism = c.kind, c.mech
+		if c.mech == "none" {
+			tool.Describe.Runtime = nil
+		}
+		spec, err := Spec(lockDir, tool, tr)
+		if err != nil || spec.UnixSockets != c.want {
+			t.Errorf("%s under %s: UnixSockets %v, %v; want %v", c.kind, c.mech, spec != nil && spec.UnixSockets, err, c.want)
+		}
+	}
+}

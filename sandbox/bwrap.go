@@ -25,10 +25,11 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 	if r := bwrapScopeRefusal(s); r != nil {
 		return nil, nil, nil, r
 	}
-	gs, err := s.grants(c.Exe)
+	lay, err := bwrapPlan(s, c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	gs, sys, tmpAt, exeInside, dirInside := lay.gs, lay.sys, lay.tmpAt, lay.exeInside, lay.dirInside
 	for _, g := range gs {
 		closers = append(closers, g.f)
 	}
@@ -42,22 +43,11 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 			}
 		}
 	}()
-	gp := s.guardedPaths()
-	if err := guardRefusal(Bwrap, gs, gp); err != nil {
-		return nil, nil, closers, err
-	}
 	bw, err := openBwrap(s.Bwrap)
 	if err != nil {
 		return nil, nil, closers, err
 	}
 	closers = append(closers, bw.f)
-	sys := systemEntries(!s.NetNone)
-	tmpAt := relocateSharedTmp(gs)
-	gs = placeGrants(gs, sys)
-	_, exeInside, _, dirInside, err := s.toolPaths(c, gs, sys)
-	if err != nil {
-		return nil, nil, closers, err
-	}
 
 	var args []string
 	a := func(xs ...string) { args = append(args, xs...) }
@@ -93,7 +83,7 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 		}
 		bindFD(opt, g.f, g.dest)
 	}
-	for _, m := range bwrapMasks(gs, sys, gp) {
+	for _, m := range lay.masks {
 		if m.kind == maskHidden {
 			a("--tmpfs", m.inside, "--remount-ro", m.inside)
 			continue
@@ -189,6 +179,46 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 		ExtraFiles: files,
 	}
 	return cmd, infoR, closers, nil
+}
+
+// bwrapLayout is what bwrap mounts for one start: the grants in mount
+// order, each opened (the caller closes them: closeGrants), the system
+// entries, where the shared tmp is mounted ("" without one), where the
+// executable and the working directory are inside, and the masks of the
+// guarded paths (gp) the grants would expose.
+type bwrapLayout struct {
+	gs                   []grant
+	sys                  []sysEntry
+	tmpAt                string
+	exeInside, dirInside string
+	gp                   []guarded
+	masks                []mask
+}
+
+// bwrapPlan lays out the sandbox of c under s (bwrapCmd and Explain): it
+// resolves and opens the grants, refuses what no mask can make safe
+// (guardRefusal), places the grants and the shared tmp, checks that the
+// executable and the working directory are inside, and lists the masks.
+// On error nothing stays open.
+func bwrapPlan(s *Spec, c Command) (*bwrapLayout, error) {
+	gs, err := s.grants(c.Exe)
+	if err != nil {
+		return nil, err
+	}
+	lay := &bwrapLayout{gp: s.guardedPaths()}
+	if err := guardRefusal(Bwrap, gs, lay.gp); err != nil {
+		closeGrants(gs)
+		return nil, err
+	}
+	lay.sys = systemEntries(!s.NetNone)
+	lay.tmpAt = relocateSharedTmp(gs)
+	lay.gs = placeGrants(gs, lay.sys)
+	if _, lay.exeInside, _, lay.dirInside, err = s.toolPaths(c, lay.gs, lay.sys); err != nil {
+		closeGrants(gs)
+		return nil, err
+	}
+	lay.masks = bwrapMasks(lay.gs, lay.sys, lay.gp)
+	return lay, nil
 }
 
 // relocateSharedTmp decides where bwrap mounts the shared tmp grant and

@@ -140,6 +140,55 @@ func TestChildHygiene(t *testing.T) {
 	}
 }
 
+// A tool never has a controlling terminal, under every mechanism (None
+// included): run by a toolbox that has one (an operator's shell), it
+// cannot open /dev/tty to read from or type into the operator's terminal
+// (issue 10 #12). Twin: a child of the same toolbox started by os/exec,
+// in toolbox's session, opens it.
+func TestNoControllingTerminal(t *testing.T) {
+	exe, err := os.Executable()
+	must(t, err)
+	for _, m := range []Mechanism{None, Bwrap, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			tty := openPTY(t)
+			// The fake toolbox leads a session whose controlling
+			// terminal is tty (Setctty on its stdin).
+			c := exec.Command(exe, testToolArg, "ctty", string(m))
+			c.Stdin = tty
+			c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+			out, err := c.CombinedOutput()
+			if err != nil || string(out) != "tool: no tty\ntwin: tty\n" {
+				t.Fatalf("fake toolbox: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// cttyProbe is the fake toolbox of TestNoControllingTerminal: it runs the
+// same /dev/tty probe as a tool under m and as a plain child.
+func cttyProbe(m Mechanism) int {
+	const probe = `if (exec 3</dev/tty) 2>/dev/null; then echo tty; else echo no tty; fi`
+	var out strings.Builder
+	p, err := Start(pin(&Spec{Mechanism: m}), Command{Path: "/bin/sh", Args: []string{"-c", probe}, Stdout: &out})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	if _, err := p.Wait(); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Printf("tool: %s", out.String())
+	twin, err := exec.Command("/bin/sh", "-c", probe).Output()
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Printf("twin: %s", twin)
+	return 0
+}
+
 // openPTY returns the terminal side of a new pseudo-terminal.
 func openPTY(t *testing.T) *os.File {
 	t.Helper()

@@ -111,47 +111,71 @@ func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd,
 	if r := landlockDeclRefusal(s.NetNone, s.TmpPrivate); r != nil {
 		return nil, nil, nil, r
 	}
+	if r := landlockSocketRefusal(s.UnixSockets, toolUID(s) == 0, s.RunAs != nil); r != nil {
+		return nil, nil, nil, r
+	}
 	if !initDone.Load() {
 		return nil, nil, nil, fmt.Errorf("%w: the landlock helper needs sandbox.Init to be called first in main (or TestMain)", ErrStartFailed)
 	}
-	gs, err := s.grants(c.Exe)
+	lay, err := landlockPlan(s, c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	for _, g := range gs {
+	for _, g := range lay.gs {
 		closers = append(closers, g.f)
 	}
-	fail := func(err error) (*exec.Cmd, *os.File, []*os.File, error) {
-		closeAll(closers)
-		if statusR != nil {
-			statusR.Close()
-		}
-		return nil, nil, nil, err
-	}
-	if err := guardRefusal(Landlock, gs, s.guardedPaths()); err != nil {
-		return fail(err)
-	}
-	sys := systemEntries(true)
-	exe, _, dir, _, err := s.toolPaths(c, gs, sys)
-	if err != nil {
-		return fail(err)
-	}
-	tmpdir := ""
-	for _, g := range gs {
-		if g.field == FieldTmp {
-			tmpdir = g.src
-		}
-	}
 	hs := helperSpec{
-		Path:      exe,
+		Path:      lay.exe,
 		Argv:      append([]string{c.Path}, c.Args...),
-		Env:       withTmpdir(c.Env, tmpdir),
-		Dir:       dir,
+		Env:       withTmpdir(c.Env, lay.tmpdir),
+		Dir:       lay.dir,
 		RunAs:     s.RunAs,
 		ParentPID: os.Getpid(),
+		Grants:    lay.grants,
 	}
 	if hs.Seccomp, err = s.filterBytes(Landlock); err != nil {
-		return fail(err)
+		closeAll(closers)
+		return nil, nil, nil, err
+	}
+	return helperCmd(&hs, status, lp, c.Exe, Landlock, closers)
+}
+
+// landlockLayout is what the landlock helper grants for one start: the
+// declared grants (and the shared tmp), each opened (the caller closes
+// them: closeGrants); the executable and working directory, resolved; the
+// shared tmp's path ("" without one); and every rule the helper adds
+// (system entries, devices, the grants), minimal.
+type landlockLayout struct {
+	gs       []grant
+	exe, dir string
+	tmpdir   string
+	grants   []helperGrant
+}
+
+// landlockPlan lays out the Landlock rules of c under s (landlockCmd and
+// Explain): it resolves and opens the grants, refuses a grant covering a
+// guarded path (landlock cannot mask), checks that the executable and the
+// working directory are inside, and lists the rules. On error nothing
+// stays open.
+func landlockPlan(s *Spec, c Command) (*landlockLayout, error) {
+	gs, err := s.grants(c.Exe)
+	if err != nil {
+		return nil, err
+	}
+	if err := guardRefusal(Landlock, gs, s.guardedPaths()); err != nil {
+		closeGrants(gs)
+		return nil, err
+	}
+	sys := systemEntries(true)
+	lay := &landlockLayout{gs: gs}
+	if lay.exe, _, lay.dir, _, err = s.toolPaths(c, gs, sys); err != nil {
+		closeGrants(gs)
+		return nil, err
+	}
+	for _, g := range gs {
+		if g.field == FieldTmp {
+			lay.tmpdir = g.src
+		}
 	}
 	var grants []helperGrant
 	for _, e := range sys {
@@ -169,8 +193,8 @@ func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd,
 	for _, g := range gs {
 		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir, f: g.f})
 	}
-	hs.Grants = minimalGrants(grants)
-	return helperCmd(&hs, status, lp, c.Exe, Landlock, closers)
+	lay.grants = minimalGrants(grants)
+	return lay, nil
 }
 
 func existing(paths []string) []string {
@@ -195,6 +219,24 @@ func landlockDeclRefusal(netNone, tmpPrivate bool) *RefusalError {
 			"landlock has no mount namespace, so it cannot give the tool its own /tmp")
 	}
 	return nil
+}
+
+// landlockSocketRefusal refuses a tool that creates unix sockets (a
+// plugin) and runs as host uid 0 under landlock: Landlock (up to ABI 8)
+// cannot confine a connect to a socket path, so such a tool reaches every
+// socket it can name, and as uid 0 it passes the peer-credential check of
+// toolbox's own daemon socket (DESIGN.md §6). runAs says whether the tool
+// declares run_as (the field to name).
+func landlockSocketRefusal(unixSockets, root, runAs bool) *RefusalError {
+	if !unixSockets || !root {
+		return nil
+	}
+	field := FieldSandbox
+	if runAs {
+		field = FieldRunAs
+	}
+	return refuse(field, Landlock, `set sandbox = "bwrap" (or "auto" with bubblewrap installed), or give the plugin a run_as user other than root`,
+		"a plugin under landlock can connect to any unix socket path it can name, and as uid 0 it would pass the peer check of toolbox's daemon socket")
 }
 
 // readHelperStatus waits for the helper's first line: nil for "ok", the

@@ -37,6 +37,8 @@ func TestMain(m *testing.M) {
 			unix.Exit(spawnAndExit(os.Args[3]))
 		case "handout":
 			unix.Exit(handout(os.Args[3]))
+		case "ctty":
+			unix.Exit(cttyProbe(Mechanism(os.Args[3])))
 		}
 		if os.Args[2] == probeArg {
 			unix.Exit(syscallProbe(os.Args[3:]))

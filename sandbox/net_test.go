@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 // listener is a host endpoint that records whether a tool reached it.
@@ -25,6 +28,11 @@ func listenStream(t *testing.T, kind, addr string) listener {
 	l := listener{kind: kind, addr: ln.Addr().String(), got: make(chan string, 1), close: func() { ln.Close() }}
 	if kind == "unix" {
 		l.addr = addr
+		if !strings.HasPrefix(addr, "@") {
+			// Reachable by a run_as user too: connecting needs write
+			// permission on the socket.
+			must(t, os.Chmod(addr, 0o777))
+		}
 	}
 	go func() {
 		for {
@@ -71,9 +79,10 @@ func listenUDP(t *testing.T) listener {
 // reports whether l received its message.
 func reached(t *testing.T, spec *Spec, l listener) (bool, string) {
 	t.Helper()
-	exe, err := os.Executable()
-	must(t, err)
-	spec.ToolDir = filepath.Dir(exe)
+	if spec.RunAs == nil {
+		spec.ToolDir = ""
+	}
+	exe := proberIn(t, spec)
 	var errb bytes.Buffer
 	p, err := Start(spec, Command{Path: exe, Args: []string{testToolArg, l.kind, l.addr}, Stderr: &errb})
 	must(t, err)
@@ -98,13 +107,23 @@ func reached(t *testing.T, spec *Spec, l listener) (bool, string) {
 // host's abstract names stay unreachable with it (Landlock's scope, on
 // the helper's thread or on the thread that forks bwrap). Twins: net:
 // host reaches TCP and UDP, and with UnixSockets a socket in a declared
-// path is reached under both.
+// path is reached under both. Landlock with UnixSockets runs as nobody
+// when toolbox is root (as root it is refused: TestLandlockRefusesRootUnixSockets).
 func TestSocketReach(t *testing.T) {
 	tr := newTree(t)
 	abstract := fmt.Sprintf("@toolbox-sandbox-test-%d", os.Getpid())
 	type variant struct {
 		m             Mechanism
 		netNone, unix bool
+	}
+	// runAs is the identity of variant v: nobody for landlock with unix
+	// sockets when toolbox is root.
+	runAs := func(t *testing.T, v variant) *Identity {
+		if v.m != Landlock || !v.unix || os.Geteuid() != 0 {
+			return nil
+		}
+		uid, gid := testenv.Nobody(t)
+		return &Identity{UID: uid, GID: gid, Groups: []uint32{gid}}
 	}
 	cases := []struct {
 		name   string
@@ -128,13 +147,14 @@ func TestSocketReach(t *testing.T) {
 		spec := &Spec{Mechanism: v.m, NetNone: v.netNone, UnixSockets: v.unix}
 		t.Run(strings.ReplaceAll(describe(spec), " ", "/"), func(t *testing.T) {
 			requireMechanism(t, v.m)
+			id := runAs(t, v)
 			for _, c := range cases {
 				if c.name == "unix-outside" && v.m == Landlock && v.unix {
 					continue
 				}
 				l := c.listen()
 				s := tr.spec(v.m)
-				s.NetNone, s.UnixSockets = v.netNone, v.unix
+				s.NetNone, s.UnixSockets, s.RunAs = v.netNone, v.unix, id
 				ok, why := reached(t, s, l)
 				if want := c.want(v); ok != want {
 					t.Errorf("%s: reached %v, want %v (%s)", c.name, ok, want, why)
@@ -164,4 +184,103 @@ func TestNetNoneRefusedByLandlock(t *testing.T) {
 	}
 	_, err = Start(pin(&Spec{Mechanism: Landlock, NetNone: true}), Command{Path: "/bin/true"})
 	wantRefusal(t, err, FieldNet)
+}
+
+// Under landlock a tool with UnixSockets (a plugin) can connect to any
+// socket path it can name: Landlock up to ABI 8 has no right for it. As
+// uid 0 it would pass the peer check of toolbox's daemon socket, which
+// accepts its own uid (root), and drive the daemon. So landlock refuses
+// such a tool as uid 0: at Resolve (auto takes bwrap, or refuses when bwrap
+// is not usable), at Check (lock time) and at Start. Twins: without
+// UnixSockets, or with a run_as user, landlock takes it; a socket outside
+// the grants that checks its peer (as the daemon's does) sees that user,
+// not root.
+func TestLandlockRefusesRootUnixSockets(t *testing.T) {
+	plugin := Need{Sandbox: true, UnixSockets: true, Root: true}
+	both := Support{Bwrap: true, BwrapRunAs: true, Landlock: true, RunAs: true}
+	_, err := both.Resolve(Landlock, plugin)
+	wantRefusal(t, err, FieldSandbox)
+	withRunAs := plugin
+	withRunAs.RunAs = true
+	_, err = both.Resolve(Landlock, withRunAs)
+	wantRefusal(t, err, FieldRunAs)
+	if m, err := both.Resolve(Auto, plugin); err != nil || m != Bwrap {
+		t.Errorf("auto for a root plugin = %q, %v; want bwrap", m, err)
+	}
+	onlyLandlock := Support{Landlock: true, RunAs: true, BwrapReason: "not installed"}
+	if _, err := onlyLandlock.Resolve(Auto, plugin); wantRefusal(t, err, FieldSandbox).Mechanism != Auto {
+		t.Errorf("auto without bwrap: %v", err)
+	}
+	for _, n := range []Need{{Sandbox: true, UnixSockets: true}, {Sandbox: true, Root: true}} {
+		if m, err := onlyLandlock.Resolve(Landlock, n); err != nil || m != Landlock {
+			t.Errorf("landlock for %+v = %q, %v; want landlock", n, m, err)
+		}
+	}
+
+	requireMechanism(t, Landlock)
+	requireRoot(t)
+	tr := newTree(t)
+	sock := tr.Out + "/daemon.sock"
+	peers := listenPeers(t, sock)
+	spec := tr.spec(Landlock)
+	spec.UnixSockets = true
+	wantRefusal(t, spec.Check(), FieldSandbox)
+	_, err = Start(spec, Command{Path: proberIn(t, spec), Args: []string{testToolArg, "unix", sock}})
+	wantRefusal(t, err, FieldSandbox)
+
+	uid, gid := testenv.Nobody(t)
+	spec.RunAs = &Identity{UID: uid, GID: gid, Groups: []uint32{gid}}
+	if err := spec.Check(); err != nil {
+		t.Fatalf("check as nobody: %v", err)
+	}
+	var errb bytes.Buffer
+	p, err := Start(spec, Command{Path: proberIn(t, spec), Args: []string{testToolArg, "unix", sock}, Stderr: &errb})
+	if err != nil {
+		t.Fatalf("start as nobody: %v", err)
+	}
+	if code, err := p.Wait(); err != nil || code != 0 {
+		t.Fatalf("connect as nobody: exit %d, %v: %s", code, err, errb.String())
+	}
+	select {
+	case got := <-peers:
+		if got != uid {
+			t.Errorf("the socket's peer is uid %d, want %d", got, uid)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the connection as nobody never arrived")
+	}
+}
+
+// listenPeers listens on the unix socket path (mode 0777) and sends the
+// uid of each connecting peer (SO_PEERCRED) on the returned channel.
+func listenPeers(t *testing.T, path string) <-chan uint32 {
+	t.Helper()
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	must(t, err)
+	t.Cleanup(func() { ln.Close() })
+	must(t, os.Chmod(path, 0o777))
+	peers := make(chan uint32, 4)
+	go func() {
+		for {
+			c, err := ln.AcceptUnix()
+			if err != nil {
+				return
+			}
+			if raw, err := c.SyscallConn(); err == nil {
+				_ = raw.Control(func(fd uintptr) {
+					if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+						select {
+						case peers <- cred.Uid:
+						default:
+						}
+					}
+				})
+			}
+			// Read what the client writes before closing, or its write
+			// fails with EPIPE.
+			_, _ = c.Read(make([]byte, 64))
+			c.Close()
+		}
+	}()
+	return peers
 }

@@ -53,6 +53,13 @@ type Need struct {
 	HasReadWrite bool
 	// RunAs: the tool declares runtime.run_as.
 	RunAs bool
+	// UnixSockets: the tool creates unix sockets (a plugin: go-plugin's
+	// handshake; Spec.UnixSockets).
+	UnixSockets bool
+	// Root: the tool would run as host uid 0 (run_as names uid 0, or it
+	// declares no run_as and toolbox runs as root). With UnixSockets,
+	// landlock refuses it (see Spec.UnixSockets).
+	Root bool
 }
 
 var (
@@ -219,6 +226,9 @@ func (s Support) bwrapRefusal(need Need) *RefusalError {
 
 func (s Support) landlockRefusal(need Need) *RefusalError {
 	if r := landlockDeclRefusal(need.NetNone, need.TmpPrivate); r != nil {
+		return r
+	}
+	if r := landlockSocketRefusal(need.UnixSockets, need.Root, need.RunAs); r != nil {
 		return r
 	}
 	if !s.Landlock {

@@ -171,14 +171,7 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 }
 
 func prepareWith(spec *Spec, c Command, forStart bool, plan planner) (*prepared, error) {
-	s := spec
-	if s == nil {
-		s = &Spec{}
-	}
-	m := s.Mechanism
-	if m == "" {
-		m = None
-	}
+	s, m := orNone(spec)
 	cred, err := credential(s.RunAs, m)
 	if err != nil {
 		return nil, err

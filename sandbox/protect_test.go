@@ -171,3 +171,37 @@ func TestOwnExecutableAlwaysProtected(t *testing.T) {
 		t.Fatalf("a grant over toolbox's executable: %v", err)
 	}
 }
+
+// The landlock helper (and the limits wrapper and reaper of every other
+// mechanism) is toolbox's own executable, re-executed at every start: a
+// bwrap tool whose write grant covers its directory cannot replace it,
+// not even by renaming a copy over it (a mount point cannot be renamed
+// over), and landlock refuses such a grant (TestOwnExecutableAlwaysProtected).
+// Twin: renaming one file over another in the same directory works.
+func TestOwnExecutableMaskedByBwrap(t *testing.T) {
+	requireMechanism(t, Bwrap)
+	self := selfExecutable()
+	if self == "" {
+		t.Skip("no executable path")
+	}
+	dir := filepath.Dir(self)
+	before, err := os.Stat(self)
+	must(t, err)
+	tr := newTree(t)
+	spec := pin(&Spec{Mechanism: Bwrap, ToolDir: tr.Tool, Write: []string{dir}})
+	t.Cleanup(func() {
+		for _, n := range []string{"evil", "twin-a", "twin-b"} {
+			os.Remove(filepath.Join(dir, n))
+		}
+	})
+	r := runSh(t, spec, `cp "$SELF" "$D/evil" && mv -f "$D/evil" "$SELF" && echo replaced`, "SELF="+self, "D="+dir)
+	after, err := os.Stat(self)
+	must(t, err)
+	if r.code == 0 || strings.Contains(r.stdout, "replaced") || !os.SameFile(before, after) {
+		t.Fatalf("toolbox's executable was replaced: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	r = runSh(t, spec, `echo a > "$D/twin-a" && echo b > "$D/twin-b" && mv -f "$D/twin-b" "$D/twin-a" && cat "$D/twin-a"`, "D="+dir)
+	if r.code != 0 || r.stdout != "b\n" {
+		t.Fatalf("twin: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+}

@@ -13,8 +13,8 @@ import (
 
 // Check refuses, without starting anything, what Start would refuse about
 // the spec's declarations and paths: a declaration the mechanism cannot
-// honour (landlock: net: none, tmp: private), a declared path that does
-// not exist, covers the host's /tmp or goes through a planted link, and a
+// honour (landlock: net: none, tmp: private, unix sockets as uid 0), a
+// declared path that does not exist, covers the host's /tmp or goes through a planted link, and a
 // grant that would let the tool write (or, for hidden paths, reach) a
 // protected path the mechanism cannot mask. The compiler calls it at lock
 // time with what it knows then; Start checks again. Errors are
@@ -28,6 +28,9 @@ func (s *Spec) Check() error {
 		return nil
 	case Landlock:
 		if r := landlockDeclRefusal(s.NetNone, s.TmpPrivate); r != nil {
+			return r
+		}
+		if r := landlockSocketRefusal(s.UnixSockets, toolUID(s) == 0, s.RunAs != nil); r != nil {
 			return r
 		}
 	case Bwrap:

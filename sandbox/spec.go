@@ -1,5 +1,7 @@
 package sandbox
 
+import "slices"
+
 // Mechanism names how a tool is confined (DESIGN.md §6).
 type Mechanism string
 
@@ -93,10 +95,40 @@ type Spec struct {
 	// socket path and net: host shares the host's abstract socket names.
 	// With it, abstract names stay out of reach (Landlock's scope, under
 	// both mechanisms), but under landlock a connect to any socket path
-	// the tool can name is not confined (DESIGN.md §6).
+	// the tool can name is not confined (DESIGN.md §6): landlock refuses
+	// it for a tool running as host uid 0, which would pass the peer check
+	// of toolbox's own daemon socket (use bwrap, or a run_as user).
 	UnixSockets bool
 	// Limits bound the child's resources under every mechanism (see
 	// Limits for how; the zero value limits nothing). A limit the machine
 	// cannot enforce for this child is refused (LimitsRefusal).
 	Limits Limits
+}
+
+// ForPlugin is s as a go-plugin plugin runs under it, socketDir being the
+// directory go-plugin made for the plugin's handshake socket: under bwrap
+// and landlock that directory is added to the writable paths and the
+// plugin may create unix sockets (UnixSockets). Under None (or a nil s)
+// the spec is returned as it is. s itself is not changed. The directory
+// is made by go-plugin for one start (mode 0700, a random name), so
+// nothing a later run trusts is in it.
+func (s *Spec) ForPlugin(socketDir string) *Spec {
+	if s == nil || s.Mechanism == "" || s.Mechanism == None {
+		return s
+	}
+	c := *s
+	c.Write = append(slices.Clone(s.Write), socketDir)
+	c.UnixSockets = true
+	return &c
+}
+
+// orNone is spec (the zero Spec for nil) and its mechanism, None for "".
+func orNone(spec *Spec) (*Spec, Mechanism) {
+	if spec == nil {
+		spec = &Spec{}
+	}
+	if spec.Mechanism == "" {
+		return spec, None
+	}
+	return spec, spec.Mechanism
 }

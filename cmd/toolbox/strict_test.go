@@ -13,6 +13,7 @@ import (
 // scriptCmds are the commands the scripts have beside testscript's own.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
 	"strict-check": strictCheck,
+	"jsonget":      jsonGet,
 }
 
 // strictCheck is `strict-check FORMAT SUBSET.json TOOLS.json`: TOOLS.json

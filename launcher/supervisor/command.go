@@ -103,14 +103,9 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	if err != nil {
 		return Status{}, err
 	}
-	spec, err := runspec.ProcessSpec(filepath.Dir(lockPath), lock.Process, trust)
+	spec, err := runspec.CommandSpec(lockPath, lock, trust)
 	if err != nil {
 		return Status{}, fmt.Errorf("running a command: %w", err)
-	}
-	if spec == nil {
-		spec = s.commandSpec() // unconfined: only the builtin's limits
-	} else if lim := lock.BuiltinLimits[CommandTool]; lim != nil {
-		spec.Limits = runspec.Limits(lim)
 	}
 	var env []string
 	if spec == nil || spec.Mechanism == sandbox.None {
@@ -274,16 +269,6 @@ func commandEnv(c Command, def []string, sessionID, ws string) ([]string, error)
 		}
 	}
 	return env, nil
-}
-
-// commandSpec confines nothing but applies the locked limits of builtin
-// "process" (nil when it has none).
-func (s *Supervisor) commandSpec() *sandbox.Spec {
-	l, _ := s.lockSnapshot()
-	if l == nil || l.BuiltinLimits[CommandTool] == nil {
-		return nil
-	}
-	return &sandbox.Spec{Mechanism: sandbox.None, Limits: runspec.Limits(l.BuiltinLimits[CommandTool])}
 }
 
 // workspace is the workspace of one start: the caller's choice, else the

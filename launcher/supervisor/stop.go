@@ -129,15 +129,19 @@ func (p *proc) requestStop(force bool) {
 		p.mu.Unlock()
 		return
 	}
+	// The force is in place before the stop request is: the goroutine
+	// that wakes up at stopCh must see killCh closed already, or it sends
+	// the cancel first (a background command then ends with SIGINT, 130,
+	// instead of SIGKILL, 137).
+	if force && !p.forced {
+		p.forced = true
+		close(p.killCh)
+	}
 	changed := !p.stopReq
 	if changed {
 		p.stopReq = true
 		close(p.stopCh)
 		p.state, p.since = StateStopping, time.Now()
-	}
-	if force && !p.forced {
-		p.forced = true
-		close(p.killCh)
 	}
 	p.mu.Unlock()
 	if changed {

@@ -217,6 +217,15 @@ type session struct {
 	mail  *mailbox
 }
 
+// DefaultShell is the shell of background commands when Config.Shell is
+// "": bash found on PATH, else /bin/sh.
+func DefaultShell() string {
+	if p, err := exec.LookPath("bash"); err == nil {
+		return p
+	}
+	return "/bin/sh"
+}
+
 // New returns a Supervisor. With a StateDir it creates the directory and
 // reads the records there: a record whose supervisor is dead (its pid is
 // gone or now belongs to a process started at another time) and whose
@@ -236,10 +245,7 @@ func New(cfg Config) (*Supervisor, error) {
 		self:     selfIdentity(),
 	}
 	if s.shell == "" {
-		s.shell = "/bin/sh"
-		if p, err := exec.LookPath("bash"); err == nil {
-			s.shell = p
-		}
+		s.shell = DefaultShell()
 	}
 	var inst [8]byte
 	_, _ = rand.Read(inst[:])

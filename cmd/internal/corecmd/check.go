@@ -40,10 +40,14 @@ each tool's binary has its locked sha256 and platform. Each problem is
 printed with the message run would give; it exits 1 when there is one, 2
 when a required capability has no usable backend in the lock, else 0.
 
-With --probe it runs every probe now, as lock would, without writing anything,
+With --probe it runs every probe now, as lock would, without writing a lock,
 and reports per capability the active backend and every candidate with its
-status (ok, failed, unverified, skipped), time, detail and fix. It exits 2 when
-a required capability has no active backend, 1 when a tool cannot be locked.`,
+status (ok, failed, unverified, skipped), time, detail and fix; which limits
+this machine enforces; and the exposure of every tool and of the builtin
+"process": what a run would give it now (mechanism, uid, the paths it reads
+and writes, network, tmp, seccomp rule set, protected paths, limits) and a
+verdict, confined, partial or exposed, with the reasons. It exits 2 when a
+required capability has no active backend, 1 when a tool cannot be locked.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.JSON && !opts.Probe {
@@ -125,6 +129,9 @@ type probeReport struct {
 	Tools        []toolProbe       `json:"tools"`
 	// Limits says which limits this machine enforces, and how.
 	Limits []sandbox.LimitEnforcement `json:"limits"`
+	// Exposure is what every locked tool and the builtin "process" would
+	// reach if run now, with a verdict each.
+	Exposure exposureReport `json:"exposure"`
 }
 
 type capabilityProbe struct {
@@ -163,6 +170,7 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 	}
 	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse(), Workspace: ws})
 	rep := buildProbeReport(res)
+	rep.Exposure = buildExposure(opts, opts.ToolboxFile(), res.Draft, os.Environ())
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {
 			return err
@@ -224,6 +232,7 @@ func printProbeReport(opts *CheckOptions, rep probeReport) {
 	}
 	printLimits(w, rep.Limits)
 	w.Flush()
+	printExposure(opts.IO.Out, rep.Exposure)
 }
 
 func printToolLine(w *tabwriter.Writer, indent string, t toolProbe) {

@@ -271,7 +271,8 @@ echo "$init $call"
 func TestSandboxedToolCannotDriveMCPWithoutTheToken(t *testing.T) {
 	testenv.Need(t, sandbox.Detect().Bwrap, "bwrap", sandbox.Detect().BwrapReason)
 	if _, err := os.Stat("/usr/bin/curl"); err != nil {
-		t.Skip("needs curl")
+		// The attack of issue 10 #1 must run in CI (.ci/run installs curl).
+		testenv.Unavailable(t, "the intruder needs /usr/bin/curl: %v", err)
 	}
 	g, errb := serveGlobals(t, true)
 	dir := filepath.Dir(g.File)
