@@ -215,6 +215,7 @@ func configWorkspace(flag string, getenv func(string) string, lockPath, stateDir
 	}
 	return trust.Workspace, nil
 }
+
 // ToolboxExecutable is the absolute path of the toolbox binary: this one
 // (links resolved), or, when this is toolbox-core, the toolbox installed
 // beside it (toolbox-core itself when there is none: it serves mcp too).
