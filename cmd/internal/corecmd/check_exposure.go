@@ -29,8 +29,12 @@ type exposureReport struct {
 // buildExposure explains the tools of l, the lock the probes built for the
 // toolbox file, as runs of the lock beside it would start them on the
 // workspace ws (the zero value: the toolbox file's default, else the
-// current directory, as a run's).
+// current directory, as a run's). A nil l (the probes built no lock)
+// explains nothing.
 func buildExposure(opts *CheckOptions, file string, l *manifest.Lock, callerEnv []string, ws runspec.Workspace) exposureReport {
+	if l == nil { // nothing could be compiled (the errors say why)
+		return exposureReport{Tools: []exposure.Entry{}}
+	}
 	if abs, err := filepath.Abs(file); err == nil {
 		file = abs
 	}
