@@ -38,6 +38,9 @@ type Config struct {
 	// StateDir is the server's state directory ("" for none): checks, like
 	// runs, may not reach it.
 	StateDir string
+	// Workspace is the server's workspace: checks run on it, as its calls
+	// do (runspec.Trust.WithWorkspace).
+	Workspace runspec.Workspace
 }
 
 // Monitor holds the live probe results. Its methods are safe for
@@ -82,7 +85,7 @@ func (m *Monitor) backends() []string {
 // Round runs every check once, in parallel, and records the results.
 func (m *Monitor) Round(ctx context.Context) {
 	dir := filepath.Dir(m.cfg.LockPath)
-	trust := runspec.NewTrust(m.cfg.LockPath, m.cfg.Lock, m.cfg.StateDir)
+	trust := runspec.NewTrust(m.cfg.LockPath, m.cfg.Lock, m.cfg.StateDir).WithWorkspace(m.cfg.Workspace)
 	var wg sync.WaitGroup
 	for _, name := range m.backends() {
 		t := m.cfg.Lock.Tools[name]
