@@ -64,6 +64,9 @@ type Request struct {
 	// StateDir is the state directory the caller uses ("" for none): no
 	// sandboxed tool may reach it (runspec.NewTrust).
 	StateDir string
+	// Hidden are more host paths no sandboxed tool may reach: the
+	// operator's --mcp-token-file of toolbox serve.
+	Hidden []string
 	// Workspace is the caller's choice of workspace (--workspace or
 	// $TOOLBOX_WORKSPACE, runspec.ChooseWorkspace); the zero value takes
 	// the toolbox file's default, else the current directory. It is
@@ -323,7 +326,7 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	spec, cmd, err := runspec.Prepare(filepath.Dir(req.LockPath), t, req.Lock.EnvAllowlist, runspec.Params{
 		Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env, Stdin: inv.Stdin,
 		CallerEnv: req.CallerEnv, Session: req.Session,
-		Trust: runspec.NewTrust(req.LockPath, req.Lock, req.StateDir).WithWorkspace(req.Workspace),
+		Trust: runspec.NewTrust(req.LockPath, req.Lock, append([]string{req.StateDir}, req.Hidden...)...).WithWorkspace(req.Workspace),
 	})
 	if err != nil {
 		return nil, red.Error(named(toolName, err)) // it names the tool and the fix

@@ -77,7 +77,7 @@ const (
 func guardRefusal(m Mechanism, gs []grant, gp []guarded) error {
 	why := func(p guarded) (what, fix string) {
 		if p.hide {
-			return "no tool may reach it (toolbox's state directory, or the envdir root, which holds every tool's secrets)", fixHidden
+			return "no tool may reach it (toolbox's state directory, the envdir root with every tool's secrets, serve's MCP token file)", fixHidden
 		}
 		return "a later run trusts it", fixProtected
 	}
@@ -94,7 +94,11 @@ func guardRefusal(m Mechanism, gs []grant, gp []guarded) error {
 		// (bwrapMasks), which cannot be the writable grant itself.
 		for _, g := range gs {
 			for _, p := range gp {
-				if g.write && !p.dir && !p.hide && filepath.Dir(p.path) == g.src {
+				if !p.dir && filepath.Dir(p.path) == g.src && p.hide {
+					return refuse(g.field, m, "declare paths that leave out that file, or move it into a directory of its own",
+						"path %q (%s) directly holds %q, which no tool may reach (a secret of toolbox's), and bwrap hides a file only by covering its directory", g.dest, g.src, p.path)
+				}
+				if g.write && !p.dir && filepath.Dir(p.path) == g.src {
 					return refuse(g.field, m, fixProtected+"; or keep the toolbox file and its lock in a directory of their own inside it, such as .toolbox/",
 						"writable path %q (%s) directly holds %q: a later run trusts it, and a read-only mount on a file is dropped when the host replaces it by rename", g.dest, g.src, p.path)
 				}
@@ -150,13 +154,14 @@ func bwrapMasks(gs []grant, sys []sysEntry, gp []guarded) []mask {
 				continue
 			}
 			target := p.path
-			if g.write && !p.dir && !p.hide {
+			if !p.dir {
 				// A mount on a file lasts only as long as its dentry: when
 				// the host replaces the file by rename (toolbox lock, an
 				// install, an editor), the kernel drops the mount in every
-				// running sandbox and the new file is writable. The file's
-				// directory stays: mask that (guardRefusal refuses the case
-				// where it is the grant itself).
+				// running sandbox and the new file is writable (or, hidden,
+				// readable). The file's directory stays: mask that
+				// (guardRefusal refuses the case where it is the grant
+				// itself). A tmpfs cannot cover a file either.
 				target = filepath.Dir(p.path)
 			}
 			rel, _ := filepath.Rel(g.src, target)

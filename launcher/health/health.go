@@ -38,6 +38,8 @@ type Config struct {
 	// StateDir is the server's state directory ("" for none): checks, like
 	// runs, may not reach it.
 	StateDir string
+	// Hidden are more paths checks may not reach (launcher.Request.Hidden).
+	Hidden []string
 	// Workspace is the server's workspace: checks run on it, as its calls
 	// do (runspec.Trust.WithWorkspace).
 	Workspace runspec.Workspace
@@ -85,7 +87,7 @@ func (m *Monitor) backends() []string {
 // Round runs every check once, in parallel, and records the results.
 func (m *Monitor) Round(ctx context.Context) {
 	dir := filepath.Dir(m.cfg.LockPath)
-	trust := runspec.NewTrust(m.cfg.LockPath, m.cfg.Lock, m.cfg.StateDir).WithWorkspace(m.cfg.Workspace)
+	trust := runspec.NewTrust(m.cfg.LockPath, m.cfg.Lock, append([]string{m.cfg.StateDir}, m.cfg.Hidden...)...).WithWorkspace(m.cfg.Workspace)
 	var wg sync.WaitGroup
 	for _, name := range m.backends() {
 		t := m.cfg.Lock.Tools[name]

@@ -35,6 +35,8 @@ type StreamRequest struct {
 	Session   string
 	// StateDir is the caller's state directory, hidden from the tool.
 	StateDir string
+	// Hidden are more paths hidden from the tool (launcher.Request.Hidden).
+	Hidden []string
 	// Workspace is as in launcher.Request.
 	Workspace runspec.Workspace
 	// Timeout bounds the run; 0 means the operator's default for the tool
@@ -95,7 +97,7 @@ func RunStream(ctx context.Context, req StreamRequest) (*StreamResult, error) {
 	plan, err := planTool(planInput{
 		lock: req.Lock, lockPath: req.LockPath, name: req.Name, backends: req.Backends,
 		values: req.Args, callerEnv: req.CallerEnv, session: req.Session,
-		compile: req.CompileSchema, timing: cfg.Timing, hidden: []string{req.StateDir},
+		compile: req.CompileSchema, timing: cfg.Timing, hidden: append([]string{req.StateDir}, req.Hidden...),
 		workspace: req.Workspace,
 	})
 	if err != nil {

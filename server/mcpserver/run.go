@@ -74,7 +74,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 func (s *Server) request(c *conn, name string, args map[string]any) launcher.Request {
 	return launcher.Request{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
-		CallerEnv: s.opts.CallerEnv, Session: c.id, StateDir: s.opts.StateDir, Workspace: s.opts.Workspace,
+		CallerEnv: s.opts.CallerEnv, Session: c.id, StateDir: s.opts.StateDir, Hidden: s.opts.Hidden, Workspace: s.opts.Workspace,
 		CompileSchema: compileLauncher, Plugins: c.plugins,
 		// A result is sent as at most MaxTextBytes: keeping more would
 		// only hold memory (one 25 MB call took 1.4 GB).
@@ -145,7 +145,7 @@ func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, 
 	q := r.queue()
 	res, err := supervisor.RunStream(ctx, supervisor.StreamRequest{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
-		CallerEnv: s.opts.CallerEnv, Session: c.id, Keep: s.opts.StreamKeep, StateDir: s.opts.StateDir,
+		CallerEnv: s.opts.CallerEnv, Session: c.id, Keep: s.opts.StreamKeep, StateDir: s.opts.StateDir, Hidden: s.opts.Hidden,
 		Workspace:     s.opts.Workspace,
 		OnEvent:       func(e launcher.Event) { q.push(eventText(e)) },
 		CompileSchema: compileSupervisor,

@@ -65,6 +65,8 @@ type Options struct {
 	// StateDir is toolbox's state directory in use ("" for none): no tool
 	// may reach it (launcher.Request.StateDir).
 	StateDir string
+	// Hidden are more paths no tool may reach (launcher.Request.Hidden).
+	Hidden []string
 	// Workspace is the server's workspace (--workspace or
 	// $TOOLBOX_WORKSPACE; the zero value takes the toolbox file's
 	// default, else the current directory), resolved at each call

@@ -148,7 +148,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	defer srv.Close()
 	sup, err := supervisor.New(supervisor.Config{
-		StateDir: stateDir, Lock: lf.Lock, LockPath: lf.Path, CallerEnv: os.Environ(), Workspace: ws,
+		StateDir: stateDir, Hidden: serveHidden(opts), Lock: lf.Lock, LockPath: lf.Path, CallerEnv: os.Environ(), Workspace: ws,
 		CompileSchema: compileServeSchema, LogBytes: opts.LogBytes, Logf: logf,
 	})
 	if err != nil {

@@ -331,3 +331,64 @@ func TestSandboxedToolCannotDriveMCPWithoutTheToken(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestServeHidesTheOperatorsTokenFile: the operator's --mcp-token-file is
+// hidden from every tool serve runs, like the state dir that holds the
+// default one. A bwrap tool whose read grant covers the token's directory
+// (found after issue 10 was closed: it read the token and, with net: host,
+// could call the server) reads nothing there; its twin, a file beside that
+// directory in the same grant, it reads.
+func TestServeHidesTheOperatorsTokenFile(t *testing.T) {
+	testenv.Need(t, sandbox.Detect().Bwrap, "bwrap", sandbox.Detect().BwrapReason)
+	g, errb := serveGlobals(t, true)
+	dir := filepath.Dir(g.File)
+	token := "operator-chosen-token-0123456789abcdef"
+	for name, content := range map[string]string{"secret/token": token + "\n", "pub/file": "public\n"} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snoop := "#!/bin/sh\ncase \"$1\" in\n" +
+		`describe) echo '{"protocol":2,"slug":"snoop","description":"s","args":[],"process":{"output":{"framing":"chunks"}},"runtime":{"sandbox":{"fs":{"read":["."]},"net":"none"}}}' ;;` + "\n" +
+		"run) d=$(dirname \"$0\"); cat \"$d/secret/token\" 2>/dev/null || echo token-hidden; cat \"$d/pub/file\" ;;\nesac\n"
+	if err := os.WriteFile(filepath.Join(dir, "snoop"), []byte(snoop), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(g.File, []byte("sandbox = \"bwrap\"\ntool \"snoop\" { path = \"snoop\" }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := lockRun(context.Background(), &LockOptions{Globals: g}); err != nil {
+		t.Fatalf("lock: %v", err)
+	}
+	tokenFile := filepath.Join(dir, "secret", "token")
+	addr := startServe(t, g, errb, func(o *ServeOptions) { o.MCPTokenFile = tokenFile })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+	hc := &http.Client{Transport: bearerTransport{token}}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v (stderr %q)", err, errb.String())
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "snoop", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("snoop: %+v, %v", res, err)
+	}
+	var out strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			out.WriteString(tc.Text)
+		}
+	}
+	if strings.Contains(out.String(), token) || !strings.Contains(out.String(), "token-hidden") {
+		t.Errorf("the tool read the token file: %q", out.String())
+	}
+	if !strings.Contains(out.String(), "public") {
+		t.Errorf("the twin file beside it was not read: %q", out.String())
+	}
+}

@@ -40,7 +40,7 @@ func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath st
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := mcpserver.New(mcpserver.Options{LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: os.Environ(), Logger: logger, Version: cli.Version(), StateDir: stateDir, MaxCalls: opts.MaxCalls, Workspace: ws})
+	srv, err := mcpserver.New(mcpserver.Options{LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: os.Environ(), Logger: logger, Version: cli.Version(), StateDir: stateDir, Hidden: serveHidden(opts), MaxCalls: opts.MaxCalls, Workspace: ws})
 	if err != nil {
 		return nil, fmt.Errorf("%w; run `toolbox lock`", err)
 	}
@@ -113,13 +113,28 @@ func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath st
 		logf("serving MCP over HTTP on unix socket %s (path /mcp; uid %d only)", path, uid)
 	}
 	if opts.Recheck > 0 {
-		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: os.Environ(), TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: stateDir, Workspace: ws})
+		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: os.Environ(), TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: stateDir, Hidden: serveHidden(opts), Workspace: ws})
 		go m.Run(ctx, func(live *manifest.Lock) {
 			logf("live health: capability backends changed")
 			srv.SetLock(live)
 		})
 	}
 	return shutdown, nil
+}
+
+// serveHidden are the paths serve hides from every tool besides the state
+// dir: the operator's --mcp-token-file (the default token file is inside
+// the state dir). A tool that read it could call the server, whose
+// builtin "process" need not be confined as the tool is.
+func serveHidden(opts *ServeOptions) []string {
+	if opts.MCPTokenFile == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(opts.MCPTokenFile)
+	if err != nil {
+		return nil
+	}
+	return []string{abs}
 }
 
 // mcpToken is the bearer token of --mcp-http and the file it is in: the
