@@ -130,11 +130,12 @@ func InsideAny(p string, paths []string) bool {
 // SandboxedCommandEnv is the environment of a confined background
 // command, built by the rules of a sandboxed tool (package doc): the
 // caller's variables named by allowlist (DefaultAllowlist when nil), HOME
-// set to dir (the command's working directory), the command's own
+// set to home (the command's tmp, so that caches stay out of the
+// workspace), the command's own
 // variables (extra, in place of env-mode arguments), TOOLBOX_SESSION when
 // session is set, TOOLBOX_WORKSPACE when workspace is (the call's, see
 // Trust.Workspace) and the caller's AGENT_* variables. Sorted.
-func SandboxedCommandEnv(caller, allowlist []string, dir string, extra map[string]string, session, workspace string) ([]string, error) {
+func SandboxedCommandEnv(caller, allowlist []string, home string, extra map[string]string, session, workspace string) ([]string, error) {
 	names := make([]string, 0, len(extra))
 	for k := range extra {
 		names = append(names, k)
@@ -144,5 +145,5 @@ func SandboxedCommandEnv(caller, allowlist []string, dir string, extra map[strin
 	for _, k := range names {
 		argEnv = append(argEnv, k+"="+extra[k])
 	}
-	return composeEnv(envSource{caller: caller, allowlist: allowlist, sandboxed: true, home: dir, argEnv: argEnv, session: session, workspace: workspace})
+	return composeEnv(envSource{caller: caller, allowlist: allowlist, sandboxed: true, home: home, argEnv: argEnv, session: session, workspace: workspace})
 }

@@ -64,7 +64,7 @@ func looksLikeID(s string) bool {
 // under the lock's builtin "process" (runspec.ProcessSpec): confined by
 // its sandbox declaration, through the sandbox package as a tool is, with
 // a sandboxed tool's environment (the allowlisted caller variables, HOME
-// the working directory, c.Env, TOOLBOX_SESSION; runspec.
+// its tmp (commandHome), c.Env, TOOLBOX_SESSION; runspec.
 // SandboxedCommandEnv), in c.Cwd or else runspec.CommandDir; or, only when
 // the toolbox file says unconfined = true, unsandboxed with the caller's
 // environment plus c.Env and TOOLBOX_SESSION. stdin is empty. Its graceful
@@ -209,11 +209,24 @@ func confinedCommand(c Command, spec *sandbox.Spec, dir string, allowlist, def [
 	if base == nil {
 		base = def
 	}
-	env, err := runspec.SandboxedCommandEnv(base, allowlist, dir, c.Env, sessionID, ws)
+	env, err := runspec.SandboxedCommandEnv(base, allowlist, commandHome(spec), c.Env, sessionID, ws)
 	if err != nil {
 		return "", nil, fmt.Errorf("running a command: %w", err)
 	}
 	return dir, env, nil
+}
+
+// commandHome is HOME of a confined command: its tmp as the sandbox shows
+// it (bwrap always mounts one at /tmp; landlock grants the toolbox's shared
+// tmp at its own path), never the working directory. What programs keep
+// under HOME (Go's build and module caches, ~/.config, shell history)
+// then lands in the toolbox's scratch space, not in the operator's
+// project.
+func commandHome(spec *sandbox.Spec) string {
+	if spec.Mechanism == sandbox.Landlock && spec.SharedTmp != "" {
+		return spec.SharedTmp
+	}
+	return "/tmp"
 }
 
 // checkEnv refuses variables no environment can hold.

@@ -108,9 +108,21 @@ func TestConfinedCommands(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(rw, "made")); err != nil || string(b) != "made\n" {
 				t.Errorf("the write in the grant: %q, %v", b, err)
 			}
-			st, out = runWait(t, s, Command{Cmd: `pwd; echo "home=$HOME key=${OPERATOR_KEY:-unset}"`})
-			if st.Status != StateExited || !strings.Contains(out, rw+"\nhome="+rw+" key=unset") {
+			// HOME is the command's tmp, so that caches (Go's, ~/.config)
+			// stay out of the workspace, and it is writable.
+			st, out = runWait(t, s, Command{Cmd: `pwd; echo "home=$HOME key=${OPERATOR_KEY:-unset}"; mkdir -p "$HOME/.cache" && echo cached > "$HOME/.cache/c" && echo home-writable`})
+			wantHome := "/tmp"
+			if mech == sandbox.Landlock {
+				var err error
+				if wantHome, err = sandbox.SharedTmpPath(f.LockPath); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st.Status != StateExited || !strings.Contains(out, rw+"\nhome="+wantHome+" key=unset\nhome-writable") {
 				t.Errorf("default working directory and environment: %s %q", st.Status, out)
+			}
+			if _, err := os.Stat(filepath.Join(rw, ".cache")); err == nil {
+				t.Errorf("the command's cache landed in its working directory")
 			}
 
 			// The attacks.

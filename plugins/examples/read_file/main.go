@@ -45,7 +45,7 @@ func (readFile) Describe() protocol.Describe {
 	return protocol.Describe{
 		Protocol:    2,
 		Slug:        "read_file",
-		Description: "Print a text file of the workspace (the project directory), whole or lines start..end (1-based, inclusive), exactly as stored. Relative paths are relative to the workspace; nothing outside it can be read. Refuses directories (use list_dir) and binary files. For long files, read a range.",
+		Description: "Print a text file of the workspace (the project directory), whole or lines start..end (1-based, inclusive), exactly as stored. Relative paths are relative to the workspace; nothing else of the host can be read but its system files (/usr, part of /etc). Refuses directories (use list_dir) and binary files. For long files, read a range.",
 		Args: []protocol.Arg{
 			{Name: "path", Description: "File to read, relative to the workspace (the project directory) or absolute inside it", Type: "path", BackingType: "string", Arity: protocol.AritySingle, Mode: protocol.ModePositional},
 			{Name: "start", Description: "First line to print (1-based; default 1)", Type: "integer >= 1", BackingType: "integer", Arity: protocol.ArityOptional, Mode: protocol.ModeDashDashEqual},
