@@ -41,9 +41,11 @@ tool "trivial" { path = "tools/trivial" }
 H
 "$work/toolbox" lock -f "$work/tb/toolbox.hcl" 2>/dev/null
 
-echo "== toolbox run of a trivial v1 tool against the floor (target: toolbox/floor <= 1.5x)"
-measure "$work/ratio" -n "$runs" \
+echo "== toolbox run of a trivial v1 tool against the floor (target: toolbox/floor <= 1.5x); floor-reaper is the"
+echo "   floor keeping toolbox's no-orphans guarantee (the tool below a re-executed subreaper, see bench/floor)"
+measure "$work/ratio" -n "$runs" -vs floor-reaper \
   floor "$work/floor $work/tb/toolbox.lock.json trivial" \
+  floor-reaper "$work/floor -reaper $work/tb/toolbox.lock.json trivial" \
   direct "$work/tb/tools/trivial run" \
   toolbox-run "$work/toolbox run -f $work/tb/toolbox.hcl trivial"
 

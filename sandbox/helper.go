@@ -130,6 +130,9 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if err := addLandlockRules(rulesetFD, hs); err != nil {
 		return 0, nil, err
 	}
+	if err := takeLimits(hs); err != nil {
+		return 0, nil, err
+	}
 	if err := addLimitsWrapperRule(rulesetFD, hs); err != nil {
 		return 0, nil, err
 	}
@@ -155,6 +158,10 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 			return
 		}
 		if err := dropCapabilities(); err != nil {
+			started <- startResult{err: err}
+			return
+		}
+		if err := dropLimitsCap(hs); err != nil {
 			started <- startResult{err: err}
 			return
 		}

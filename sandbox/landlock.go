@@ -65,11 +65,16 @@ type helperSpec struct {
 	ParentPID int           `json:"parent_pid"` // the process that started the helper
 	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
 	Seccomp   []byte        `json:"seccomp"`    // the tool's compiled seccomp filter (bpfBytes)
-	// Rlimits, when set, are given to the tool by the limits wrapper,
-	// which also joins the call's cgroup through ProcsFD (0 = none). See
+	// Rlimits, when set, are given to the tool by the helper itself when
+	// it can hold them (holdsLimits), else by the limits wrapper, which
+	// also joins the call's cgroup through ProcsFD (0 = none). See
 	// helperFork.
 	Rlimits []rlimit `json:"rlimits,omitempty"`
 	ProcsFD int      `json:"procs_fd,omitempty"`
+
+	// selfLimited (the helper's own decision, never in the spec): the
+	// helper set Rlimits on itself, so the tool inherits them at fork.
+	selfLimited bool
 }
 
 // helperGrant is one resolved path the tool may use. Dir comes from the

@@ -187,10 +187,17 @@ func startPlain(hs *helperSpec) (int, <-chan int, error) {
 	if err := checkScript(hs); err != nil {
 		return 0, nil, err
 	}
+	if err := takeLimits(hs); err != nil {
+		return 0, nil, err
+	}
 	started := make(chan startResult, 1)
 	exited := make(chan int, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := dropLimitsCap(hs); err != nil {
+			started <- startResult{err: err}
+			return
+		}
 		forkAndReap(hs, append(hs.Env, os.Environ()...), cred, started, exited)
 	}()
 	r := <-started

@@ -2,7 +2,8 @@
 // them so that machine noise hits all alike, and prints each one's median
 // and its ratio to the first (the reference).
 //
-// Usage: ratio -n 200 -- NAME1 'cmd1 args' NAME2 'cmd2 args' ...
+// Usage: ratio [-n 200] [-vs NAME] NAME1 'cmd1 args' NAME2 'cmd2 args' ...
+// -vs adds a column: each median's ratio to the named command's.
 // Commands are split on spaces (no shell); their output is discarded.
 package main
 
@@ -19,6 +20,7 @@ import (
 func main() {
 	n := flag.Int("n", 200, "runs per command")
 	warm := flag.Int("warmup", 10, "untimed runs per command first")
+	vs := flag.String("vs", "", "a second reference: print each ratio to this command too")
 	flag.Parse()
 	args := flag.Args()
 	if len(args) < 2 || len(args)%2 != 0 {
@@ -59,9 +61,21 @@ func main() {
 		return s[len(s)/2]
 	}
 	ref := median(cmds[0].ds)
-	fmt.Printf("%-28s %12s %8s\n", "command", "median", "ratio")
+	var ref2 time.Duration
+	head := fmt.Sprintf("%-28s %12s %8s", "command", "median", "ratio")
+	for _, c := range cmds {
+		if c.name == *vs {
+			ref2 = median(c.ds)
+			head += fmt.Sprintf("  %s", "vs "+c.name)
+		}
+	}
+	fmt.Println(head)
 	for _, c := range cmds {
 		m := median(c.ds)
-		fmt.Printf("%-28s %12s %7.2fx\n", c.name, m.Round(10*time.Microsecond), float64(m)/float64(ref))
+		line := fmt.Sprintf("%-28s %12s %7.2fx", c.name, m.Round(10*time.Microsecond), float64(m)/float64(ref))
+		if ref2 > 0 {
+			line += fmt.Sprintf("  %7.2fx", float64(m)/float64(ref2))
+		}
+		fmt.Println(line)
 	}
 }

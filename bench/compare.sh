@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Start-up before and after a change, in one run: the toolbox of git
+# revision REF ("main", the default) against the working tree's, on the
+# benchmarks of bench/run.sh that a change to process start-up moves (run
+# of a trivial tool against the floors, sandbox start-up, stream), each
+# ratio measured in one run so that machine noise hits both builds alike.
+# Usage: bench/compare.sh [REF] [runs]   (default: main 60)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ref=${1:-main}; runs=${2:-60}
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+c=$work/bin
+mkdir -p "$work/src" "$c/main" "$c/new"
+git archive "$ref" | tar -x -C "$work/src"
+(cd "$work/src" && go build -o "$c/main/" ./cmd/toolbox ./cmd/toolbox-core)
+go build -o "$c/new/" ./cmd/toolbox ./cmd/toolbox-core
+go build -o "$c/" ./bench/floor ./bench/ratio ./bench/streamfloor
+echo "main = $ref ($(git rev-parse --short "$ref")), new = the working tree (HEAD $(git rev-parse --short HEAD))"
+# measure prints a command, then runs it.
+measure() {
+  echo "\$ $*"
+  "$@"
+}
+mkdir -p "$work/tb/tools"
+cat > "$work/tb/tools/trivial" <<'T'
+#!/bin/sh
+[ "$1" = describe ] && { echo '{"slug":"trivial","description":"prints ok","args":[]}'; exit 0; }
+echo ok
+T
+for m in landlock bwrap; do
+cat > "$work/tb/tools/trivial_$m" <<T
+#!/bin/sh
+[ "\$1" = describe ] && { echo '{"protocol":2,"slug":"trivial_$m","description":"prints ok","args":[],"process":{"output":{"framing":"chunks"}},"runtime":{"sandbox":{"fs":{"read":["."]}$( [ $m = bwrap ] && echo ',"net":"none"')}}}'; exit 0; }
+echo ok
+T
+done
+chmod 755 "$work"/tb/tools/*
+printf 'sandbox = "auto"\ntool "trivial" { path = "tools/trivial" }\ntool "trivial_bwrap" { path = "tools/trivial_bwrap" }\n' > "$work/tb/toolbox.hcl"
+printf 'sandbox = "landlock"\ntool "trivial_landlock" { path = "tools/trivial_landlock" }\n' > "$work/tb/landlock.hcl"
+$c/new/toolbox lock -f "$work/tb/toolbox.hcl" 2>/dev/null; $c/new/toolbox lock -f "$work/tb/landlock.hcl" 2>/dev/null
+tb="-f $work/tb/toolbox.hcl"; ll="-f $work/tb/landlock.hcl"
+echo "== toolbox run of a trivial tool, main vs new, against the floor and the floor with a reaper (target: <= 1.5x the floor)"
+measure $c/ratio -n "$runs" -vs floor-reaper floor "$c/floor $work/tb/toolbox.lock.json trivial" floor-reaper "$c/floor -reaper $work/tb/toolbox.lock.json trivial" \
+  main-run "$c/main/toolbox run $tb trivial" new-run "$c/new/toolbox run $tb trivial"
+echo "== sandbox start-up: none, landlock, bwrap (main vs new)"
+measure $c/ratio -n "$runs" main-none "$c/main/toolbox run $tb trivial" new-none "$c/new/toolbox run $tb trivial" \
+  main-landlock "$c/main/toolbox run $ll trivial_landlock" new-landlock "$c/new/toolbox run $ll trivial_landlock" \
+  main-bwrap "$c/main/toolbox run $tb trivial_bwrap" new-bwrap "$c/new/toolbox run $tb trivial_bwrap"
+mkdir -p "$work/stream/tools"
+awk 'BEGIN { for (i = 1; i <= 200000; i++) printf "{\"n\":%d,\"msg\":\"event number %d\"}\n", i, i }' > "$work/stream/events.jsonl"
+cat > "$work/stream/tools/events" <<T
+#!/bin/sh
+[ "\$1" = describe ] && { echo '{"protocol":2,"slug":"events","description":"replays events","args":[],"process":{"mode":"stream","output":{"framing":"jsonl","event":{"type":"object","required":["n","msg"],"properties":{"n":{"type":"integer"},"msg":{"type":"string"}}}}}}'; exit 0; }
+exec cat "$work/stream/events.jsonl"
+T
+chmod 755 "$work/stream/tools/events"
+printf 'tool "events" { path = "tools/events" }\n' > "$work/stream/toolbox.hcl"
+$c/new/toolbox lock -f "$work/stream/toolbox.hcl" 2>/dev/null
+echo "== stream: 200000 jsonl events, the floor (reads and validates the same lines) vs toolbox run (target: <= 1.5x, >= 250k events/s)"
+measure $c/ratio -n 5 -warmup 1 floor "$c/streamfloor $work/stream/toolbox.lock.json events $work/stream/events.jsonl" \
+  main-run "$c/main/toolbox run -f $work/stream/toolbox.hcl events" new-run "$c/new/toolbox run -f $work/stream/toolbox.hcl events"
+for b in main new; do
+  s=$(date +%s%N); $c/$b/toolbox run -f "$work/stream/toolbox.hcl" events >/dev/null 2>&1; ms=$(( ($(date +%s%N) - s) / 1000000 ))
+  echo "$b: 200000 events in ${ms} ms = $(awk "BEGIN{printf \"%.0f\", 200000000/$ms}") validated events/s"
+done
