@@ -45,6 +45,9 @@ func Diff(prev, next *Lock) []string {
 	if !sameJSON(prev.Process, next.Process) {
 		d.addf("builtin \"process\": %s -> %s", showProcess(prev.Process), showProcess(next.Process))
 	}
+	for _, name := range unionKeys(prev.MCPServers, next.MCPServers) {
+		d.mcpServer(name, prev.MCPServers[name], next.MCPServers[name])
+	}
 	for _, name := range unionKeys(prev.Tools, next.Tools) {
 		d.tool(name, prev.Tools[name], next.Tools[name])
 	}
@@ -61,6 +64,18 @@ type differ struct{ lines []string }
 
 func (d *differ) addf(format string, args ...any) {
 	d.lines = append(d.lines, fmt.Sprintf(format, args...))
+}
+
+// both says whether an entry is in both locks; when it is in one only it
+// says "added" or "removed" at at.
+func (d *differ) both(at string, aNil, bNil bool) bool {
+	switch {
+	case aNil && !bNil:
+		d.addf("%s: added", at)
+	case bNil && !aNil:
+		d.addf("%s: removed", at)
+	}
+	return !aNil && !bNil
 }
 
 func (d *differ) str(what, a, b string) {
@@ -91,14 +106,7 @@ func showProcess(p *ProcessBuiltin) string {
 
 func (d *differ) tool(name string, a, b *Tool) {
 	at := fmt.Sprintf("tool %q", name)
-	switch {
-	case a == nil && b == nil:
-		return
-	case a == nil:
-		d.addf("%s: added", at)
-		return
-	case b == nil:
-		d.addf("%s: removed", at)
+	if !d.both(at, a == nil, b == nil) {
 		return
 	}
 	d.str(at+": kind", a.Kind, b.Kind)
@@ -114,6 +122,7 @@ func (d *differ) tool(name string, a, b *Tool) {
 		d.addf("%s: protocol %d -> %d", at, a.Protocol, b.Protocol)
 	}
 	d.str(at+": command", a.Command, b.Command)
+	d.mcpTool(name, a.MCP, b.MCP)
 	if !sameJSON(a.Describe, b.Describe) {
 		d.addf("%s: describe document changed", at)
 	}
@@ -137,14 +146,7 @@ func (d *differ) tool(name string, a, b *Tool) {
 
 func (d *differ) capability(name string, a, b *Capability) {
 	at := fmt.Sprintf("capability %q", name)
-	switch {
-	case a == nil && b == nil:
-		return
-	case a == nil:
-		d.addf("%s: added", at)
-		return
-	case b == nil:
-		d.addf("%s: removed", at)
+	if !d.both(at, a == nil, b == nil) {
 		return
 	}
 	d.str(at+": description", a.Description, b.Description)
