@@ -62,6 +62,10 @@ type Request struct {
 	// injected for the same reason: nil makes Run refuse a plugin tool with
 	// ErrNeedsPlugin, before launch.
 	Plugins PluginRunner
+	// MCP calls tools served by MCP servers (package launcher/mcprun);
+	// nil makes Run refuse such a tool with ErrNeedsMCP, before launch.
+	// Their arguments are validated with CompileSchema.
+	MCP MCPRunner
 }
 
 // DefaultKeepEvents is how many last events of a stream tool a Result
@@ -129,6 +133,9 @@ type Result struct {
 	Lines []string `json:"lines,omitempty"`
 	// StderrTail is the last StderrTailBytes of stderr.
 	StderrTail string `json:"stderr_tail,omitempty"`
+	// MCPResult is the answer of an MCP tool's server, the CallToolResult
+	// as JSON, for the MCP front-end to pass on; nil for other tools.
+	MCPResult json.RawMessage `json:"-"`
 	// Elapsed is the wall time from start to exit.
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
@@ -222,6 +229,9 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 		return nil, err
 	}
 	t := req.Lock.Tools[toolName]
+	if t.Kind == manifest.KindMCP {
+		return runMCP(ctx, req, toolName, backend, t)
+	}
 	if err := runnable(toolName, t, req.Plugins); err != nil {
 		return nil, err
 	}
@@ -408,6 +418,9 @@ func stopFor(d *protocol.Describe) stopPlan {
 // hands the call to one that has it before reading anything the call
 // consumes (stdin).
 func NeedsHost(t *manifest.Tool) (validator, plugins bool) {
+	if NeedsMCP(t) {
+		return true, false // its input schema validates the arguments
+	}
 	if t == nil || t.Describe == nil {
 		return false, false
 	}

@@ -14,7 +14,8 @@ import (
 // §4): the tool was locked on this platform (manifest.Platform); the
 // toolbox file (l.File.Path, relative to the lock's directory) still has
 // the locked sha256; the tool's binary (Tool.Path, relative to the lock's
-// directory) still has its locked sha256.
+// directory) still has its locked sha256; for a tool of an MCP server, the
+// server's executable and entry script (Lock.MCPServers) have theirs.
 //
 // Every failure is a *RefusedError whose fix is `toolbox lock`. A binary
 // that no longer exists also wraps ErrNotFound (exit 127); an unknown tool
@@ -35,6 +36,9 @@ func Verify(lockPath string, l *manifest.Lock, tool string) error {
 	}
 	if err := VerifyToolboxFile(lockPath, l); err != nil {
 		return err
+	}
+	if t.Kind == manifest.KindMCP && t.MCP != nil {
+		return VerifyMCPServer(lockPath, l, t.MCP.Server)
 	}
 	bin := filepath.Join(filepath.Dir(lockPath), filepath.FromSlash(t.Path))
 	if err := checkHash(bin, t.SHA256); err != nil {

@@ -137,16 +137,7 @@ const maxDefinitionLines = 8
 // one side only is "added" or "removed". At most 8 lines, the last saying
 // how many more fields differ.
 func DefinitionDiff(name string, locked, live json.RawMessage) []string {
-	a, errA := decodeNumbers(locked)
-	b, errB := decodeNumbers(live)
-	if errA != nil || errB != nil {
-		if bytes.Equal(locked, live) {
-			return nil
-		}
-		return []string{fmt.Sprintf("tool %q: definition changed (not comparable as JSON)", name)}
-	}
-	var paths []string
-	jsonDiff("", a, b, &paths)
+	paths := JSONDiff(locked, live)
 	var out []string
 	for i, p := range paths {
 		if i == maxDefinitionLines-1 && len(paths) > maxDefinitionLines {
@@ -156,6 +147,25 @@ func DefinitionDiff(name string, locked, live json.RawMessage) []string {
 		out = append(out, fmt.Sprintf("tool %q: %s", name, p))
 	}
 	return out
+}
+
+// JSONDiff lists how the JSON value b differs from a, one entry per
+// differing field: its path ("inputSchema.properties.path.type", "" for
+// the whole value) and both values shortened, e.g. `description changed:
+// "a" -> "b"`, `annotations added ({...})`. Numbers compare as written.
+// Nil when both are the same value; one entry when either is not JSON.
+func JSONDiff(a, b json.RawMessage) []string {
+	av, errA := decodeNumbers(a)
+	bv, errB := decodeNumbers(b)
+	if errA != nil || errB != nil {
+		if bytes.Equal(a, b) {
+			return nil
+		}
+		return []string{"the whole definition changed (not comparable as JSON)"}
+	}
+	var paths []string
+	jsonDiff("", av, bv, &paths)
+	return paths
 }
 
 func decodeNumbers(raw []byte) (any, error) {

@@ -286,6 +286,18 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) (*
 	return res, nil
 }
 
+// Broken says whether err, returned by one of s's requests, means the
+// session is gone (the server closed its stdout or exited, the connection
+// closed) rather than that one request failed.
+func (s *Session) Broken(err error) bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, mcp.ErrConnectionClosed)
+}
+
 // fail names the server and what was being done, adding the end of its
 // stderr when it has exited.
 func (s *Session) fail(doing string, err error) error {

@@ -155,7 +155,7 @@ func Main() int {
 	var opts Options
 	var drift, stderr string
 	fs.StringVar(&opts.Name, "name", "", "serverInfo name")
-	fs.StringVar(&opts.Version, "version", "", "serverInfo version")
+	fs.StringVar(&opts.Version, "version", os.Getenv("MCPFAKE_VERSION"), "serverInfo version (default $MCPFAKE_VERSION, else 1.0.0)")
 	fs.StringVar(&drift, "drift-after-call", "", "tools file that replaces the tools after the first call")
 	exitAfter := fs.Int("exit-after-calls", -1, "exit (code 3), leaving the call unanswered, when a call arrives after this many")
 	fs.StringVar(&stderr, "stderr", "", "write this line to stderr at start")

@@ -74,7 +74,7 @@ func (s *Server) request(c *conn, name string, args map[string]any) launcher.Req
 	return launcher.Request{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id,
-		CompileSchema: compileLauncher, Plugins: s.plugins,
+		CompileSchema: compileLauncher, Plugins: s.plugins, MCP: s.backends,
 	}
 }
 
@@ -82,6 +82,7 @@ func (s *Server) oneshot(ctx context.Context, c *conn, r *reporter, name string,
 	stop := r.heartbeat(name)
 	res, err := launcher.Run(ctx, s.request(c, name, args))
 	stop()
+	s.reapServers(c)
 	if res == nil {
 		return errorResult(name, err)
 	}

@@ -15,9 +15,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/mcprun"
 	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/mcpbackend"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
@@ -59,6 +61,12 @@ type Options struct {
 	// Plugins runs plugin tools; nil means pluginrun.Runner{} (the
 	// go-plugin host, linked into toolbox-core with this package).
 	Plugins launcher.PluginRunner
+	// MCP calls the tools of the lock's MCP servers; nil means a
+	// mcprun.Pool of the server's own: one warm server per connection
+	// and server, stopped when the connection ends (and all of them by
+	// Close). A runner given here that has a CloseOwner(session string)
+	// method is told of every connection's end the same way.
+	MCP launcher.MCPRunner
 }
 
 // Server is the MCP server of one locked toolbox. It is safe for
@@ -70,6 +78,8 @@ type Server struct {
 	lockPath string
 	sup      *supervisor.Supervisor
 	plugins  launcher.PluginRunner
+	backends launcher.MCPRunner
+	ownPool  *mcprun.Pool // the default MCP runner, closed by Close
 	log      *slog.Logger
 	mcp      *mcp.Server
 	names    []string
@@ -155,6 +165,13 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s.backends = opts.MCP
+	if s.backends == nil {
+		s.ownPool = mcprun.NewPool(mcpbackend.Launch{}, func(format string, args ...any) {
+			s.log.Warn(fmt.Sprintf(format, args...))
+		})
+		s.backends = s.ownPool
 	}
 	version := opts.Version
 	if version == "" {
@@ -261,5 +278,8 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	for _, c := range cs {
 		s.closeConn(c)
+	}
+	if s.ownPool != nil {
+		s.ownPool.Close()
 	}
 }
