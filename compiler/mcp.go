@@ -39,6 +39,9 @@ type MCPServerDecl struct {
 	// slash against the toolbox file's directory, a bare name on PATH.
 	Command []string
 	Exe     string
+	// PathArgs are the indexes of the arguments that name an existing file
+	// or directory relative to the toolbox file (manifest.MCPServer.PathArgs).
+	PathArgs []int
 	// Entry is the absolute path of the entry script to pin: the entry
 	// attribute, else the first argument that is a file when Exe is an
 	// interpreter (interpreters); "" for none.
@@ -179,6 +182,14 @@ func (l *loader) mcpCommand(d *MCPServerDecl, a *hcl.Attribute) bool {
 		}
 		if d.Exe, err = filepath.Abs(p); err != nil {
 			d.Exe = p
+		}
+	}
+	for i, arg := range list[1:] {
+		if arg == "" || strings.HasPrefix(arg, "-") || filepath.IsAbs(arg) {
+			continue
+		}
+		if _, err := os.Stat(l.resolve(arg)); err == nil {
+			d.PathArgs = append(d.PathArgs, i+1)
 		}
 	}
 	return l.executable(d.Exe, a.Expr.Range(), d.Block)

@@ -70,6 +70,10 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 		return refuse(fail(fmt.Sprintf("hashing the executable: %v", err), "check the command and its permissions"))
 	}
 	srv.Command = append([]string{p.lockRelative(d.Exe)}, d.Command[1:]...)
+	for _, i := range d.PathArgs {
+		srv.Command[i] = p.lockRelative(filepath.Join(p.cfg.Dir, d.Command[i]))
+		srv.PathArgs = append(srv.PathArgs, i)
+	}
 	if d.Entry != "" {
 		sum, err := manifest.HashFile(d.Entry)
 		if err != nil {

@@ -26,6 +26,12 @@ type MCPServer struct {
 	// a slash path relative to the lock's directory when it lies inside it,
 	// else absolute; the arguments follow verbatim.
 	Command []string `json:"command"`
+	// PathArgs are the indexes (1 or more) of the arguments of Command
+	// that name a file or directory relative to the lock's directory: the
+	// launcher gives the server their absolute paths, since the server
+	// runs in no particular directory (its sandbox may not grant the
+	// lock's). Sorted; empty when none.
+	PathArgs []int `json:"path_args,omitempty"`
 	// SHA256 is the hex sha256 of the executable.
 	SHA256 string `json:"sha256"`
 	// Entry is the entry script an interpreter runs (node, python...),
@@ -287,6 +293,12 @@ func (v *validator) mcpServers(l *Lock) {
 		if len(s.Command) == 0 || s.Command[0] == "" {
 			v.addf("%s: command is missing", at)
 		}
+		for i, n := range s.PathArgs {
+			if n < 1 || n >= len(s.Command) || (i > 0 && n <= s.PathArgs[i-1]) {
+				v.addf("%s: path_args %v are not sorted indexes of command arguments", at, s.PathArgs)
+				break
+			}
+		}
 		v.sha256(at+": sha256", s.SHA256)
 		if s.Entry != nil {
 			if s.Entry.Path == "" {
@@ -334,6 +346,9 @@ func (d *differ) mcpServer(name string, a, b *MCPServer) {
 	}
 	if !slices.Equal(a.Command, b.Command) {
 		d.addf("%s: command %q -> %q", at, a.Command, b.Command)
+	}
+	if !slices.Equal(a.PathArgs, b.PathArgs) {
+		d.addf("%s: path arguments %v -> %v", at, a.PathArgs, b.PathArgs)
 	}
 	if a.SHA256 != b.SHA256 {
 		d.addf("%s: executable changed (sha256 %s -> %s)", at, short(a.SHA256), short(b.SHA256))

@@ -17,10 +17,11 @@ import (
 //     locked. A server locked with a sandbox but a mechanism that cannot
 //     confine it (a lock written by hand) is refused: it never runs
 //     unconfined.
-//   - the command: Command[0] resolved against lockDir, the arguments as
-//     locked, and as working directory lockDir (where the toolbox file
-//     wrote its relative arguments) when it is inside the server's grants
-//     or the server is unconfined, else the executable's directory.
+//   - the command: Command[0] and the arguments PathArgs names resolved
+//     against lockDir, the others as locked; as working directory lockDir
+//     when it is inside the server's grants or the server is unconfined,
+//     else the first writable grant, else the first readable one, else
+//     the executable's directory.
 //   - the environment: a sandboxed server gets the allowlist (the lock's
 //     env_allowlist, else DefaultAllowlist) and HOME (its working
 //     directory); an unconfined one the caller's environment unless the
@@ -60,7 +61,7 @@ func MCPServer(lockDir string, l *manifest.Lock, name string, callerEnv []string
 		}
 		grants := append(append([]string{spec.ToolDir}, spec.Read...), spec.Write...)
 		if real, err := filepath.EvalSymlinks(lockDir); err != nil || !InsideAny(real, grants) {
-			dir = spec.ToolDir
+			dir = CommandDir(spec, spec.ToolDir)
 		}
 	}
 	src := envSource{
@@ -78,5 +79,11 @@ func MCPServer(lockDir string, l *manifest.Lock, name string, callerEnv []string
 	if err != nil {
 		return nil, sandbox.Command{}, fmt.Errorf("preparing mcp server %q: %w", name, err)
 	}
-	return spec, sandbox.Command{Path: exe, Args: append([]string(nil), srv.Command[1:]...), Env: env, Dir: dir}, nil
+	args := append([]string(nil), srv.Command[1:]...)
+	for _, i := range srv.PathArgs {
+		if i >= 1 && i < len(srv.Command) {
+			args[i-1] = resolve(lockDir, srv.Command[i])
+		}
+	}
+	return spec, sandbox.Command{Path: exe, Args: args, Env: env, Dir: dir}, nil
 }
