@@ -2,10 +2,10 @@ package compiler
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
