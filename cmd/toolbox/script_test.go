@@ -55,6 +55,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
+			env.Setenv("MCPFS", mcpfsDir()) // [mcpfs] installs it there
 			dst := filepath.Join(env.WorkDir, "toolboxes")
 			if err := os.MkdirAll(dst, 0o755); err != nil {
 				return err
