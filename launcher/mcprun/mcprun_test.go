@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolbox-dev/toolbox/internal/mcpfake"
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/health"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/mcpbackend"
 	"github.com/toolbox-dev/toolbox/runspec"
@@ -250,5 +251,33 @@ func TestPoolRefusesDriftForTheSession(t *testing.T) {
 	// Another session starts its own server, verified afresh.
 	if _, _, err := p.CallMCP(ctx, call(lockPath, l, "echo", "other")); err != nil {
 		t.Fatalf("another session: %v", err)
+	}
+}
+
+// Live health (--recheck) probes a capability's MCP backend by starting
+// its server and comparing its listing with the lock, never calling a
+// tool: the capability loses a backend whose server's tools changed.
+func TestHealthRechecksMCPBackends(t *testing.T) {
+	lockPath, l := fixture(t)
+	dir := filepath.Dir(lockPath)
+	l.Capabilities["say"] = &manifest.Capability{Backends: []string{"echo"}, Active: "echo"}
+	m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: helperEnv, MCP: Check, TTL: time.Hour})
+	m.Round(context.Background())
+	if p := m.Live()["echo"]; p.Status != manifest.StatusOK || !strings.Contains(p.Detail, "lists its locked tools") {
+		t.Fatalf("live probe while the server lists its pins: %+v", p)
+	}
+	if got := m.Overlay().Capabilities["say"].Active; got != "echo" {
+		t.Fatalf("active %q while the server lists its pins", got)
+	}
+	if err := os.Rename(filepath.Join(dir, "changed.json"), filepath.Join(dir, "tools.json")); err != nil {
+		t.Fatal(err)
+	}
+	m.Round(context.Background())
+	p := m.Live()["echo"]
+	if p.Status != manifest.StatusFailed || !strings.Contains(p.Detail, `tool "echo": description changed`) {
+		t.Fatalf("live probe after the change: %+v", p)
+	}
+	if got := m.Overlay().Capabilities["say"].Active; got != "" {
+		t.Fatalf("active %q after its server changed", got)
 	}
 }
