@@ -118,6 +118,20 @@ const toolboxFileHelp = `The toolbox file (HCL), by default ./toolbox.hcl:
     # or, instead of sandbox: unconfined = true (a shell as toolbox's user)
   }
 
+  mcp_server "fs" {                   # an MCP server over stdio; its tools become tools
+    command = ["node", "mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "docs"]
+    env     = { LOG_LEVEL = "warn" }  # optional; envdir = true reads <envdir_root>/fs
+    sandbox {                         # required, or unconfined = true
+      fs { read = ["mcp", "docs"] }   # the install directory and the data
+      net = "none"
+    }
+    tools   = ["read_text_file"]      # optional subset; without it, every listed tool
+    rename  = { read_text_file = "fs_read" }
+    timeout = "30s"                   # optional default call timeout
+  }
+  # lock pins the server and every tool's definition; a call whose server lists
+  # anything else is refused, and lock --check reports it (exit 3)
+
 Names: 1 to 64 letters, digits, '_' or '-'. A tool whose describe lists
 commands becomes one tool per command, named tool.command. Errors name
 file:line:col, the block and the fix. toolbox fmt formats the file.
