@@ -1,11 +1,15 @@
 package compiler
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // An mcp_server block is read into its declaration: the executable found
@@ -58,5 +62,43 @@ capability "c" { backends = ["a", "s_b"] }
 		t.Errorf("Sandbox %+v", d.Sandbox)
 	case d.lockName("b") != "s_b" || d.lockName("a") != "a" || d.Timeout != 7*time.Second || d.Env["MODE"] != "x":
 		t.Errorf("decl %+v", d)
+	}
+}
+
+// check --probe against the lock on disk: the tools of a server whose
+// listing changed are failed, and their capability moves on.
+func TestMarkDrift(t *testing.T) {
+	pin := func(def string) *manifest.Tool {
+		sum, err := manifest.DefinitionSHA256([]byte(def))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &manifest.Tool{Kind: manifest.KindMCP, MCP: &manifest.MCPTool{Server: "s", Name: "a", SHA256: sum, Definition: json.RawMessage(def)}}
+	}
+	lockOf := func(def string) *manifest.Lock {
+		l := manifest.New()
+		l.MCPServers = map[string]*manifest.MCPServer{"s": {Info: manifest.MCPImplementation{Name: "s", Version: "1"}}}
+		l.Tools["a"] = pin(def)
+		return l
+	}
+	locked := lockOf(`{"name":"a","description":"x"}`)
+	for _, c := range []struct {
+		def, status, active string
+	}{
+		{`{"name":"a","description":"x"}`, manifest.StatusOK, "a"},
+		{`{"name":"a","description":"y"}`, manifest.StatusFailed, "b"},
+	} {
+		res := &Result{
+			Lock:         lockOf(c.def),
+			Tools:        map[string]*ToolReport{"a": {Name: "a", Status: manifest.StatusOK}, "b": {Name: "b", Status: manifest.StatusUnverified}},
+			Capabilities: []CapabilityReport{{Name: "c", Backends: []string{"a", "b"}, Active: "a"}},
+		}
+		MarkDrift(res, locked)
+		if r := res.Tools["a"]; r.Status != c.status || (c.status == manifest.StatusFailed && !strings.Contains(r.Detail, `tool "a": description changed: "x" -> "y"`)) {
+			t.Errorf("%s: report %+v", c.def, r)
+		}
+		if got := res.Capabilities[0].Active; got != c.active {
+			t.Errorf("%s: active %q, want %q", c.def, got, c.active)
+		}
 	}
 }

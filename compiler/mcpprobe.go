@@ -338,3 +338,35 @@ func quoteList(names []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// MarkDrift turns the reports of res into those of `check --probe` against
+// the lock on disk (locked): the tools of an MCP server whose listing
+// differs from its pins are failed, with the differences as detail and
+// the fix of a drift, and every capability's active backend is chosen
+// again from the reports (first ok, else first unverified).
+func MarkDrift(res *Result, locked *manifest.Lock) {
+	if res.Lock == nil || locked == nil {
+		return
+	}
+	for server, lines := range mcpbackend.DriftOf(locked, res.Lock) {
+		if len(lines) == 0 {
+			continue
+		}
+		for name, t := range res.Lock.Tools {
+			if r := res.Tools[name]; r != nil && t.MCP != nil && t.MCP.Server == server {
+				r.Status, r.Detail, r.Fix = manifest.StatusFailed, strings.Join(lines, "; "), mcpbackend.DriftFix
+			}
+		}
+	}
+	for i, c := range res.Capabilities {
+		c.Active = ""
+		for _, want := range []string{manifest.StatusOK, manifest.StatusUnverified} {
+			for _, b := range c.Backends {
+				if r := res.Tools[b]; c.Active == "" && r != nil && r.Err == nil && r.Status == want {
+					c.Active = b
+				}
+			}
+		}
+		res.Capabilities[i] = c
+	}
+}

@@ -105,3 +105,30 @@ func (e *DriftError) Error() string {
 
 // DriftFix is the fix of a DriftError.
 const DriftFix = "review what changed in the server; if you trust it, run `toolbox lock` (and `toolbox lock --check` in CI)"
+
+// DriftOf compares what a fresh compilation found of the MCP servers
+// (fresh, a lock just built by the compiler) with their pins in locked
+// (the lock on disk): for each server of locked that fresh has, the lines
+// of Pin.Diff, nil when it matches. `toolbox check --probe` reports a
+// server that lists anything but its locked tools as failed with them.
+func DriftOf(locked, fresh *manifest.Lock) map[string][]string {
+	out := map[string][]string{}
+	for name := range locked.MCPServers {
+		fs := fresh.MCPServers[name]
+		if fs == nil {
+			continue
+		}
+		pin, err := PinOf(locked, name)
+		if err != nil {
+			continue
+		}
+		var live []Definition
+		for _, t := range fresh.Tools {
+			if t != nil && t.Kind == manifest.KindMCP && t.MCP != nil && t.MCP.Server == name {
+				live = append(live, Definition{Name: t.MCP.Name, JSON: t.MCP.Definition, SHA256: t.MCP.SHA256})
+			}
+		}
+		out[name] = pin.Diff(fs.Info, live)
+	}
+	return out
+}

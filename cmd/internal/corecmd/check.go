@@ -149,6 +149,10 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 		return err
 	}
 	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout})
+	// An MCP backend is ok when its server lists its locked tools.
+	if locked, err := manifest.Read(manifest.LockPath(opts.ToolboxFile())); err == nil {
+		compiler.MarkDrift(res, locked)
+	}
 	rep := buildProbeReport(res)
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {
