@@ -9,7 +9,8 @@
 // Handlers by tool name: a name starting with "read" returns the text of
 // the file named by its "path" argument (or a tool error saying why it
 // could not); "fail" returns a tool error; "pid" returns the server's pid;
-// anything else echoes its arguments as JSON with sorted keys.
+// "getenv" the value of the variable its "name" argument names, or
+// "(unset)"; anything else echoes its arguments as JSON with sorted keys.
 //
 // It is imported by tests only.
 package mcpfake
@@ -172,6 +173,12 @@ func (f *fake) answer(name string, raw json.RawMessage) *mcp.CallToolResult {
 		return r
 	case name == "pid":
 		return text(strconv.Itoa(os.Getpid()))
+	case name == "getenv":
+		v, ok := os.LookupEnv(fmt.Sprint(args["name"]))
+		if !ok {
+			return text("(unset)")
+		}
+		return text(v)
 	}
 	b, _ := json.Marshal(args) // maps marshal with sorted keys
 	return text(string(b))
