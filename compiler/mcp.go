@@ -1,8 +1,11 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,12 +36,26 @@ import (
 //	  rename  = { read_text_file = "fs_read" }
 //	  timeout = "30s"               # optional default call timeout
 //	}
+//
+// or, for a server reached over streamable HTTP (nothing runs locally, so
+// nothing is sandboxed; https, or http to a loopback address):
+//
+//	mcp_server "remote" {
+//	  url    = "https://mcp.example.com/mcp"
+//	  envdir = true                 # <envdir_root>/remote
+//	  token  = "TOKEN"              # its file holds the bearer token
+//	}
 type MCPServerDecl struct {
 	Name string
 	// Command is as written; Exe is Command[0] resolved: a path with a
 	// slash against the toolbox file's directory, a bare name on PATH.
 	Command []string
 	Exe     string
+	// URL is the endpoint of a server reached over streamable HTTP (no
+	// Command then); Token names the variable of its envdir sent as a
+	// bearer token.
+	URL   string
+	Token string
 	// PathArgs are the indexes of the arguments that name an existing file
 	// or directory relative to the toolbox file (manifest.MCPServer.PathArgs).
 	PathArgs []int
@@ -66,7 +83,7 @@ const mcpServerFix = `confine the server: sandbox { fs { read = ["dir/of/the/ser
 
 var mcpServerSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "command"}, {Name: "url"}, {Name: "entry"}, {Name: "env"}, {Name: "envdir"},
+		{Name: "command"}, {Name: "url"}, {Name: "token"}, {Name: "entry"}, {Name: "env"}, {Name: "envdir"},
 		{Name: "unconfined"}, {Name: "tools"}, {Name: "rename"}, {Name: "timeout"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}},
@@ -89,14 +106,23 @@ func (l *loader) mcpServer(b *hcl.Block, block string) {
 	}
 	ok := true
 	switch cmd, url := c.Attributes["command"], c.Attributes["url"]; {
+	case cmd != nil && url != nil:
+		l.add(at(url.Expr.Range(), block, "both command and url", "run the server with command = [...], or reach it with url = \"https://...\""))
+		return
 	case url != nil:
-		l.add(at(url.Expr.Range(), block, "url (streamable HTTP) is not supported yet", "run the server over stdio with command = [...]"))
+		if l.mcpRemote(d, url, c) {
+			l.cfg.MCPServers = append(l.cfg.MCPServers, d)
+		}
 		return
 	case cmd == nil:
-		l.add(at(b.DefRange, block, "command is missing", `write command = ["program", "arg", ...]`))
+		l.add(at(b.DefRange, block, "command is missing", `write command = ["program", "arg", ...], or url = "https://..." for a server over streamable HTTP`))
 		return
 	default:
 		ok = l.mcpCommand(d, cmd) && ok
+	}
+	if a := c.Attributes["token"]; a != nil {
+		l.add(at(a.Expr.Range(), block, "token is for a server reached by url", "give a local server its token in env or its envdir"))
+		ok = false
 	}
 	if a := c.Attributes["entry"]; a != nil {
 		if p, sok := l.str(a, block); sok {
@@ -129,16 +155,7 @@ func (l *loader) mcpServer(b *hcl.Block, block string) {
 		ok = false
 	}
 	if a := c.Attributes["timeout"]; a != nil {
-		if s, sok := l.str(a, block); sok {
-			if t, err := time.ParseDuration(s); err == nil && t > 0 {
-				d.Timeout = t
-			} else {
-				l.add(at(a.Expr.Range(), block, fmt.Sprintf("invalid timeout %q", s), `write a positive duration such as "30s" or "2m"`))
-				ok = false
-			}
-		} else {
-			ok = false
-		}
+		ok = l.mcpTimeout(d, a) && ok
 	}
 	ok = l.mcpSelection(d, c) && ok
 	switch n := len(c.Blocks); {
@@ -159,6 +176,85 @@ func (l *loader) mcpServer(b *hcl.Block, block string) {
 	if ok {
 		l.cfg.MCPServers = append(l.cfg.MCPServers, d)
 	}
+}
+
+// mcpRemote reads a block that reaches its server over streamable HTTP:
+// url, an optional token from its envdir, envdir, tools, rename and
+// timeout. Nothing of a local process may be declared (command, entry,
+// env, sandbox, unconfined): the server runs elsewhere. The URL must be
+// https, or http to a loopback address, without credentials.
+func (l *loader) mcpRemote(d *MCPServerDecl, a *hcl.Attribute, c *hcl.BodyContent) bool {
+	ok := true
+	for _, name := range []string{"entry", "env", "unconfined"} {
+		if x := c.Attributes[name]; x != nil {
+			l.add(at(x.Expr.Range(), d.Block, fmt.Sprintf("%s is for a server run by command, not one reached by url", name), "remove it"))
+			ok = false
+		}
+	}
+	if len(c.Blocks) > 0 {
+		l.add(at(c.Blocks[0].DefRange, d.Block, "a server reached by url runs elsewhere: toolbox cannot sandbox it", "remove the sandbox block"))
+		ok = false
+	}
+	raw, sok := l.str(a, d.Block)
+	if !sok {
+		return false
+	}
+	if err := checkMCPURL(raw); err != nil {
+		l.add(at(a.Expr.Range(), d.Block, fmt.Sprintf("url %q: %v", raw, err), `write "https://host/path", or "http://127.0.0.1:PORT/path" for a server on this machine`))
+		ok = false
+	}
+	d.URL = raw
+	if x := c.Attributes["envdir"]; x != nil {
+		v, bok := l.boolean(x, d.Block)
+		d.Envdir, ok = v, ok && bok
+	}
+	if x := c.Attributes["token"]; x != nil {
+		t, tok := l.str(x, d.Block)
+		switch {
+		case !tok:
+			ok = false
+		case !d.Envdir || l.cfg.EnvdirRoot == "":
+			l.add(at(x.Expr.Range(), d.Block, "token names a variable of the envdir, and the block has none", fmt.Sprintf("set envdir_root, write envdir = true and put the token in <envdir_root>/%s/%s", d.Name, t)))
+			ok = false
+		case t == "" || strings.ContainsAny(t, "=/\x00"):
+			l.add(at(x.Expr.Range(), d.Block, fmt.Sprintf("token %q is not a variable name", t), "name the file of the envdir that holds the token"))
+			ok = false
+		}
+		d.Token = t
+	}
+	if d.Envdir && l.cfg.EnvdirRoot == "" && c.Attributes["token"] == nil {
+		l.add(at(c.Attributes["envdir"].Expr.Range(), d.Block, "envdir = true but the toolbox file sets no envdir_root", fmt.Sprintf("set envdir_root and create <envdir_root>/%s", d.Name)))
+		ok = false
+	}
+	if x := c.Attributes["timeout"]; x != nil {
+		ok = l.mcpTimeout(d, x) && ok
+	}
+	return l.mcpSelection(d, c) && ok
+}
+
+// checkMCPURL accepts https URLs, and http ones to a loopback host (a
+// bearer token must not cross a network in the clear), without
+// credentials in the URL.
+func checkMCPURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return err
+	case u.User != nil:
+		return errors.New("credentials in a URL end up in logs; give the token with token = \"VAR\"")
+	case u.Host == "":
+		return errors.New("no host")
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme != "http":
+		return fmt.Errorf("scheme %q is not http or https", u.Scheme)
+	}
+	if h := u.Hostname(); h == "localhost" {
+		return nil
+	} else if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return errors.New("plain http is accepted only to a loopback address")
 }
 
 // mcpCommand reads command and resolves its executable.
@@ -217,6 +313,21 @@ func (l *loader) findEntry(d *MCPServerDecl) string {
 		return ""
 	}
 	return ""
+}
+
+// mcpTimeout reads timeout.
+func (l *loader) mcpTimeout(d *MCPServerDecl, a *hcl.Attribute) bool {
+	s, ok := l.str(a, d.Block)
+	if !ok {
+		return false
+	}
+	t, err := time.ParseDuration(s)
+	if err != nil || t <= 0 {
+		l.add(at(a.Expr.Range(), d.Block, fmt.Sprintf("invalid timeout %q", s), `write a positive duration such as "30s" or "2m"`))
+		return false
+	}
+	d.Timeout = t
+	return true
 }
 
 // mcpSelection reads tools and rename, and makes the lock names known

@@ -57,6 +57,9 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 	fail := func(msg, fix string) error {
 		return &Diagnostic{File: d.Range.Filename, Line: d.Range.Start.Line, Col: d.Range.Start.Column, Block: d.Block, Msg: msg, Fix: fix}
 	}
+	if d.URL != "" {
+		return p.lockMCPRemote(ctx, d, out, refuse, fail, start)
+	}
 	srv, err := p.mcpRuntime(d)
 	if err != nil {
 		var r *sandbox.RefusalError
@@ -81,16 +84,8 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 		}
 		srv.Entry = &manifest.HashedFile{Path: p.lockRelative(d.Entry), SHA256: sum}
 	}
-	if d.Envdir {
-		dir := filepath.Join(p.cfg.EnvdirRoot, d.Name)
-		abs := dir
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(p.cfg.Dir, dir)
-		}
-		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return refuse(fail(fmt.Sprintf("envdir %q does not exist", abs), "create it with one file per variable (daemontools envdir)"))
-		}
-		srv.Envdir = filepath.ToSlash(dir)
+	if srv.Envdir, err = p.mcpEnvdir(d); err != nil {
+		return refuse(err)
 	}
 
 	probeLock := &manifest.Lock{EnvAllowlist: p.cfg.EnvAllowlist, MCPServers: map[string]*manifest.MCPServer{d.Name: srv}}
@@ -110,6 +105,13 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 			Fix: "run the command by hand; under a sandbox, its executable, entry script and everything they load must be readable (sandbox.fs.read)", Err: err})
 	}
 	defer s.Close()
+	return p.pinMCPTools(ctx, d, s, srv, out, refuse, fail, start)
+}
+
+// pinMCPTools lists the tools of a started server and pins the selected
+// ones; out gets the server and its tools and reports.
+func (p *prober) pinMCPTools(ctx context.Context, d *MCPServerDecl, s *mcpbackend.Session, srv *manifest.MCPServer, out mcpLocked, refuse func(error) mcpLocked, fail func(msg, fix string) error, start time.Time) mcpLocked {
+	report := out.report
 	srv.Info = s.Info()
 	defs, err := s.List(ctx)
 	if err != nil {
@@ -127,6 +129,51 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 		out.reports = append(out.reports, &ToolReport{Name: name, Kind: manifest.KindMCP, Status: t.Probe.Status, Detail: t.Probe.Detail, Mechanism: srv.Mechanism, Duration: time.Since(start)})
 	}
 	return out
+}
+
+// lockMCPRemote locks a server reached over streamable HTTP: its URL,
+// the envdir variable of its token, what it announces and lists.
+func (p *prober) lockMCPRemote(ctx context.Context, d *MCPServerDecl, out mcpLocked, refuse func(error) mcpLocked, fail func(msg, fix string) error, start time.Time) mcpLocked {
+	srv := &manifest.MCPServer{URL: d.URL, TokenEnv: d.Token, Platform: manifest.Platform(), Mechanism: string(sandbox.None)}
+	if d.Timeout > 0 {
+		srv.TimeoutSeconds = d.Timeout.Seconds()
+	}
+	out.report.Mechanism = srv.Mechanism
+	var err error
+	if srv.Envdir, err = p.mcpEnvdir(d); err != nil {
+		return refuse(err)
+	}
+	probeLock := &manifest.Lock{MCPServers: map[string]*manifest.MCPServer{d.Name: srv}}
+	token, err := runspec.MCPToken(p.cfg.Dir, probeLock, d.Name)
+	if err != nil {
+		return refuse(fail(err.Error(), fmt.Sprintf("put the token in <envdir_root>/%s/%s", d.Name, d.Token)))
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.CheckTimeout)
+	defer cancel()
+	s, err := mcpbackend.Dial(ctx, mcpbackend.Remote{Server: d.Name, URL: d.URL, Token: token, StartTimeout: p.opts.CheckTimeout})
+	if err != nil {
+		return refuse(fail(err.Error(), "check the URL, that the server runs, and its token"))
+	}
+	defer s.Close()
+	return p.pinMCPTools(ctx, d, s, srv, out, refuse, fail, start)
+}
+
+// mcpEnvdir is the server's envdir as the lock keeps it ("" without
+// envdir = true); an error when it does not exist.
+func (p *prober) mcpEnvdir(d *MCPServerDecl) (string, error) {
+	if !d.Envdir {
+		return "", nil
+	}
+	dir := filepath.Join(p.cfg.EnvdirRoot, d.Name)
+	abs := dir
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(p.cfg.Dir, dir)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", &Diagnostic{File: d.Range.Filename, Line: d.Range.Start.Line, Col: d.Range.Start.Column, Block: d.Block,
+			Msg: fmt.Sprintf("envdir %q does not exist", abs), Fix: "create it with one file per variable (daemontools envdir)"}
+	}
+	return filepath.ToSlash(dir), nil
 }
 
 // mcpRuntime resolves the server's confinement as a tool's runtime.sandbox

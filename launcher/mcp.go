@@ -165,13 +165,17 @@ func validateMCPArgs(req Request, toolName string, t *manifest.Tool, values map[
 
 // VerifyMCPServer checks the locked MCP server name like Verify checks a
 // tool's binary: it is in the lock, was locked on this platform, and its
-// executable and entry script still have their sha256. Every failure is a
+// executable and entry script still have their sha256 (a server reached by
+// URL has neither). Every failure is a
 // *RefusedError whose fix is `toolbox lock`. Verify calls it for the tools
 // of MCP servers; the toolbox file is Verify's to check.
 func VerifyMCPServer(lockPath string, l *manifest.Lock, name string) error {
 	s := l.MCPServers[name]
-	if s == nil || len(s.Command) == 0 {
+	if s == nil || (len(s.Command) == 0 && s.URL == "") {
 		return &RefusedError{What: fmt.Sprintf("mcp server %q is not in the lock", name), Fix: relockFix}
+	}
+	if s.URL != "" {
+		return nil // nothing local to verify: its listing is, at every call
 	}
 	if want := manifest.Platform(); s.Platform != want {
 		return &RefusedError{What: fmt.Sprintf("mcp server %q was locked on %q, this is %q", name, s.Platform, want), Fix: relockFix + " on this machine"}

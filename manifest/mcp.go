@@ -21,19 +21,28 @@ import (
 // Entry) against their hashes first, and refuses every call whose
 // tools/list differs from the lock (its tools are the lock's Tools of kind
 // KindMCP naming it).
+//
+// A server reached over streamable HTTP has a URL instead of a Command:
+// no executable, entry script or sandbox, mechanism "none".
 type MCPServer struct {
 	// Command is the resolved command line: Command[0] is the executable,
 	// a slash path relative to the lock's directory when it lies inside it,
-	// else absolute; the arguments follow verbatim.
-	Command []string `json:"command"`
+	// else absolute; the arguments follow verbatim. Empty when URL is set.
+	Command []string `json:"command,omitempty"`
+	// URL is the MCP endpoint of a server reached over streamable HTTP;
+	// "" for a server run over stdio.
+	URL string `json:"url,omitempty"`
+	// TokenEnv names the variable of the server's envdir whose value is
+	// sent as a bearer token (URL servers only); "" for none.
+	TokenEnv string `json:"token_env,omitempty"`
 	// PathArgs are the indexes (1 or more) of the arguments of Command
 	// that name a file or directory relative to the lock's directory: the
 	// launcher gives the server their absolute paths, since the server
 	// runs in no particular directory (its sandbox may not grant the
 	// lock's). Sorted; empty when none.
 	PathArgs []int `json:"path_args,omitempty"`
-	// SHA256 is the hex sha256 of the executable.
-	SHA256 string `json:"sha256"`
+	// SHA256 is the hex sha256 of the executable; "" when URL is set.
+	SHA256 string `json:"sha256,omitempty"`
 	// Entry is the entry script an interpreter runs (node, python...),
 	// hashed like the executable; nil when none was given or found.
 	Entry *HashedFile `json:"entry,omitempty"`
@@ -290,6 +299,13 @@ func (v *validator) mcpServers(l *Lock) {
 			v.addf("%s is null", at)
 			continue
 		}
+		if s.URL != "" {
+			v.mcpRemote(at, s)
+			continue
+		}
+		if s.TokenEnv != "" {
+			v.addf("%s: token_env is for a server reached by url", at)
+		}
 		if len(s.Command) == 0 || s.Command[0] == "" {
 			v.addf("%s: command is missing", at)
 		}
@@ -338,12 +354,31 @@ func (v *validator) mcpServers(l *Lock) {
 	}
 }
 
+// mcpRemote checks a server reached over streamable HTTP: nothing of a
+// local process, an http(s) URL, a token only from its envdir.
+func (v *validator) mcpRemote(at string, s *MCPServer) {
+	if len(s.Command) > 0 || s.SHA256 != "" || s.Entry != nil || len(s.PathArgs) > 0 || s.Sandbox != nil || len(s.Env) > 0 || s.Mechanism != "none" {
+		v.addf("%s: a server reached by url has no command, sha256, entry, path_args, env or sandbox, and mechanism \"none\"", at)
+	}
+	if !strings.HasPrefix(s.URL, "https://") && !strings.HasPrefix(s.URL, "http://") {
+		v.addf("%s: url %q is not http(s)", at, s.URL)
+	}
+	if s.TokenEnv != "" && s.Envdir == "" {
+		v.addf("%s: token_env %q needs an envdir", at, s.TokenEnv)
+	}
+	if goos, goarch, ok := strings.Cut(s.Platform, "/"); !ok || goos == "" || goarch == "" {
+		v.addf("%s: platform is %q, want GOOS/GOARCH", at, s.Platform)
+	}
+}
+
 // mcpServer explains how a locked MCP server changed.
 func (d *differ) mcpServer(name string, a, b *MCPServer) {
 	at := fmt.Sprintf("mcp server %q", name)
 	if !d.both(at, a == nil, b == nil) {
 		return
 	}
+	d.str(at+": url", a.URL, b.URL)
+	d.str(at+": token_env", a.TokenEnv, b.TokenEnv)
 	if !slices.Equal(a.Command, b.Command) {
 		d.addf("%s: command %q -> %q", at, a.Command, b.Command)
 	}

@@ -102,6 +102,13 @@ func TestValidateMCP(t *testing.T) {
 		{"sandbox without mechanism", func(l *Lock) { l.MCPServers["fake"].Mechanism = "none" }, `mcp server "fake": declares a sandbox but mechanism is "none"`},
 		{"no command", func(l *Lock) { l.MCPServers["fake"].Command = nil }, `mcp server "fake": command is missing`},
 		{"bad entry hash", func(l *Lock) { l.MCPServers["fake"].Entry.SHA256 = "x" }, `mcp server "fake": entry.sha256 is "x"`},
+		{"a url and a command", func(l *Lock) { l.MCPServers["fake"].URL = "https://example.com/mcp" }, `mcp server "fake": a server reached by url has no command`},
+		{"a url of another scheme", func(l *Lock) {
+			l.MCPServers["fake"] = &MCPServer{URL: "ftp://x", Platform: "linux/amd64", Mechanism: "none"}
+		}, `mcp server "fake": url "ftp://x" is not http(s)`},
+		{"a token without envdir", func(l *Lock) {
+			l.MCPServers["fake"] = &MCPServer{URL: "https://x/mcp", TokenEnv: "T", Platform: "linux/amd64", Mechanism: "none"}
+		}, `mcp server "fake": token_env "T" needs an envdir`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

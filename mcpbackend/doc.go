@@ -19,7 +19,8 @@
 //
 // What it deliberately does not do: choose how a server runs (the spec,
 // command and environment come from runspec), keep servers warm or
-// restart them (launcher/mcprun), serve what it lists to a model (the
-// model only ever sees the locked definitions), or speak streamable HTTP
-// (a url server is refused at lock time for now).
+// restart them (launcher/mcprun), or serve what it lists to a model (the
+// model only ever sees the locked definitions). A server reached over
+// streamable HTTP (Dial) is verified the same way; nothing of it runs
+// here.
 package mcpbackend

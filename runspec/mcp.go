@@ -87,3 +87,26 @@ func MCPServer(lockDir string, l *manifest.Lock, name string, callerEnv []string
 	}
 	return spec, sandbox.Command{Path: exe, Args: args, Env: env, Dir: dir}, nil
 }
+
+// MCPToken reads the bearer token of a locked MCP server reached by URL:
+// the value of its TokenEnv in its envdir (daemontools rules, see
+// ReadEnvdir); "" when it declares none. Errors: the server is not in the
+// lock, its envdir cannot be read, or the variable is missing or empty.
+func MCPToken(lockDir string, l *manifest.Lock, name string) (string, error) {
+	srv := l.MCPServers[name]
+	if srv == nil {
+		return "", fmt.Errorf("mcp server %q is not in the lock: run toolbox lock", name)
+	}
+	if srv.TokenEnv == "" {
+		return "", nil
+	}
+	dir := resolve(lockDir, srv.Envdir)
+	vars, err := ReadEnvdir(dir)
+	if err != nil {
+		return "", fmt.Errorf("reading the token of mcp server %q: %w", name, err)
+	}
+	if v := vars[srv.TokenEnv]; v != nil && *v != "" {
+		return *v, nil
+	}
+	return "", fmt.Errorf("the envdir %q of mcp server %q has no %s", dir, name, srv.TokenEnv)
+}

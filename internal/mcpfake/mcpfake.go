@@ -21,6 +21,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -187,9 +189,14 @@ func (f *fake) answer(name string, raw json.RawMessage) *mcp.CallToolResult {
 // Main is the fake as a program, over stdio:
 //
 //	mcpfake [-name N] [-version V] [-drift-after-call FILE [-quiet]] [-exit-after-calls N] [-stderr TEXT] TOOLS.json
+//	mcpfake -http HOST:PORT [-addr-file FILE] [-token T] [-name N] [-version V] TOOLS.json
 //
 // -exit-after-calls N makes it exit with code 3 when call N+1 arrives,
-// leaving that call unanswered (0: at the first call).
+// leaving that call unanswered (0: at the first call). With -http it
+// serves streamable HTTP at /mcp instead, reading TOOLS.json again for
+// each new session, refusing requests without "Authorization: Bearer T"
+// when -token is given (401), and writing the address it listens on to
+// -addr-file once it does.
 //
 // TOOLS.json is a JSON array of tool objects. It returns the exit code.
 func Main() int {
@@ -202,6 +209,9 @@ func Main() int {
 	fs.BoolVar(&opts.Quiet, "quiet", false, "with -drift-after-call: change only what tools/list answers, and send no notification")
 	exitAfter := fs.Int("exit-after-calls", -1, "exit (code 3), leaving the call unanswered, when a call arrives after this many")
 	fs.StringVar(&stderr, "stderr", "", "write this line to stderr at start")
+	httpAddr := fs.String("http", "", "serve streamable HTTP at this address (host:port) instead of stdio, at /mcp")
+	addrFile := fs.String("addr-file", "", "with -http: write the address listened on to this file")
+	token := fs.String("token", "", "with -http: the bearer token every request must carry")
 	if err := fs.Parse(os.Args[1:]); err != nil || fs.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: mcpfake [flags] TOOLS.json")
 		return 2
@@ -219,6 +229,9 @@ func Main() int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+	}
+	if *httpAddr != "" {
+		return serveHTTP(*httpAddr, *addrFile, *token, fs.Arg(0), opts)
 	}
 	fk := newFake(opts)
 	if *exitAfter >= 0 {
@@ -246,4 +259,43 @@ func readTools(path string) ([]json.RawMessage, error) {
 		return nil, fmt.Errorf("mcpfake: %s: %w", path, err)
 	}
 	return tools, nil
+}
+
+// serveHTTP serves the fake over streamable HTTP until killed.
+func serveHTTP(addr, addrFile, token, tools string, opts Options) int {
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		defs, err := readTools(tools)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return nil
+		}
+		f := newFake(opts)
+		f.set(defs)
+		return f.server
+	}, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		handler.ServeHTTP(w, r)
+	}))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if addrFile != "" {
+		tmp := addrFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte(ln.Addr().String()), 0o644); err != nil || os.Rename(tmp, addrFile) != nil {
+			fmt.Fprintln(os.Stderr, "mcpfake: cannot write", addrFile)
+			return 1
+		}
+	}
+	if err := http.Serve(ln, mux); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }

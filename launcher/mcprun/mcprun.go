@@ -57,8 +57,20 @@ func (r Runner) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.M
 	return callTool(ctx, s, call)
 }
 
-// start starts call's server as the lock says, confined by runspec.
+// start starts call's server as the lock says, confined by runspec, or
+// connects to it when it is reached by URL.
 func start(ctx context.Context, l mcpbackend.Launch, call launcher.MCPCall, onChange func()) (*mcpbackend.Session, error) {
+	if srv := call.Lock.MCPServers[call.Server]; srv != nil && srv.URL != "" {
+		token, err := runspec.MCPToken(filepath.Dir(call.LockPath), call.Lock, call.Server)
+		if err != nil {
+			return nil, &launcher.RefusedError{What: err.Error(), Fix: "put the token in the server's envdir", Err: err}
+		}
+		s, err := mcpbackend.Dial(ctx, mcpbackend.Remote{Server: call.Server, URL: srv.URL, Token: token, StartTimeout: l.StartTimeout, OnListChanged: onChange})
+		if err != nil {
+			return nil, &launcher.RefusedError{What: err.Error(), Fix: "check that the server runs; `toolbox check --probe` reaches it as a call would", Err: err}
+		}
+		return s, nil
+	}
 	spec, cmd, err := runspec.MCPServer(filepath.Dir(call.LockPath), call.Lock, call.Server, call.CallerEnv, call.Session)
 	if err != nil {
 		return nil, &launcher.RefusedError{What: err.Error(), Fix: "run `toolbox lock`", Err: err}

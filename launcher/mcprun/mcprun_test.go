@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/internal/mcpfake"
 	"github.com/toolbox-dev/toolbox/launcher"
@@ -311,5 +315,69 @@ func TestPoolVerifiesEveryCall(t *testing.T) {
 	}
 	if got := logs(); len(got) > 0 {
 		t.Errorf("a quiet server was reported by list_changed: %q", got)
+	}
+}
+
+// A server reached by URL is kept per owner too, with its token from the
+// envdir, verified at every call like a local one.
+func TestPoolOverHTTP(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	tools := []json.RawMessage{json.RawMessage(echoTool)}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		mu.Lock()
+		defer mu.Unlock()
+		return mcpfake.NewServer(tools, mcpfake.Options{})
+	}, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer sesame" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	if err := os.MkdirAll(filepath.Join(dir, "env", "web"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "env", "web", "TOKEN"), []byte("sesame\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcpbackend.Dial(context.Background(), mcpbackend.Remote{Server: "web", URL: srv.URL, Token: "sesame"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := manifest.New()
+	l.MCPServers = map[string]*manifest.MCPServer{"web": {URL: srv.URL, TokenEnv: "TOKEN", Envdir: "env/web", Platform: manifest.Platform(), Mechanism: "none", Info: s.Info()}}
+	l.Tools["echo"] = &manifest.Tool{Kind: manifest.KindMCP, MCP: &manifest.MCPTool{Server: "web", Name: "echo", SHA256: defs[0].SHA256, Definition: defs[0].JSON}}
+	s.Close()
+	lockPath := filepath.Join(dir, "toolbox.lock.json")
+	c := launcher.MCPCall{LockPath: lockPath, Lock: l, Server: "web", Tool: "echo", Args: map[string]any{"text": "hi"}, Session: "s"}
+	p := NewPool(mcpbackend.Launch{}, nil)
+	defer p.Close()
+	for range 2 {
+		res, _, err := p.CallMCP(context.Background(), c)
+		if err != nil || res.Text != `{"text":"hi"}` {
+			t.Fatalf("CallMCP = %+v, %v", res, err)
+		}
+	}
+	// The definitions change on the server: refused.
+	mu.Lock()
+	tools[0] = json.RawMessage(changedEcho)
+	mu.Unlock()
+	p.CloseOwner("s")
+	if _, started, err := p.CallMCP(context.Background(), c); started || err == nil || !strings.Contains(err.Error(), `tool "echo": description changed`) {
+		t.Fatalf("after the change = %t, %v", started, err)
+	}
+	// A wrong token in the envdir is refused by the server.
+	if err := os.WriteFile(filepath.Join(dir, "env", "web", "TOKEN"), []byte("guess"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := (Runner{}).CallMCP(context.Background(), c); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Fatalf("a wrong token = %v", err)
 	}
 }

@@ -131,6 +131,8 @@ const toolboxFileHelp = `The toolbox file (HCL), by default ./toolbox.hcl:
   }
   # lock pins the server and every tool's definition; a call whose server lists
   # anything else is refused, and lock --check reports it (exit 3)
+  # over streamable HTTP: url = "https://host/mcp" instead of command (no
+  # sandbox), with envdir = true and token = "VAR" for a bearer token
 
 Names: 1 to 64 letters, digits, '_' or '-'. A tool whose describe lists
 commands becomes one tool per command, named tool.command. Errors name

@@ -25,7 +25,7 @@ mcp_server "both" {
 }
 
 mcp_server "web" {
-  url = "http://127.0.0.1:1/mcp" # want: mcp_server.hcl:28:9: mcp_server "web": url \(streamable HTTP\) is not supported yet; run the server over stdio
+  url = "ftp://127.0.0.1:1/mcp" # want: mcp_server.hcl:28:9: mcp_server "web": url "ftp://127.0.0.1:1/mcp": scheme "ftp" is not http or https
 }
 
 mcp_server "nocmd" { # want: mcp_server.hcl:31:1: mcp_server "nocmd": command is missing
