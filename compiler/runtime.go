@@ -169,15 +169,19 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 // lockRelative writes a resolved path as the lock keeps it: relative to
 // the lock's directory (slash-separated) when it lies there, so that the
 // lock survives a move of the tree, else absolute.
+// A path not yet resolved (an MCP server's command and files) is also
+// taken relative to the directory as written.
 func (p *prober) lockRelative(path string) string {
-	dir := p.cfg.Dir
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
+	dirs := []string{p.cfg.Dir}
+	if real, err := filepath.EvalSymlinks(p.cfg.Dir); err == nil && real != p.cfg.Dir {
+		dirs = []string{real, p.cfg.Dir}
 	}
-	if rel, err := filepath.Rel(dir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		return filepath.ToSlash(rel)
+	for _, dir := range dirs {
+		if rel, err := filepath.Rel(dir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return filepath.ToSlash(rel)
+		}
 	}
-	return path
+	return filepath.ToSlash(path)
 }
 
 // lockTrust is what the lock being written will protect (DESIGN.md §6,

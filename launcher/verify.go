@@ -15,8 +15,10 @@ import (
 // §4): the tool was locked on this platform (manifest.Platform); the
 // toolbox file (l.File.Path, relative to the lock's directory) still has
 // the locked sha256; the tool's binary (Tool.Path, relative to the lock's
-// directory) still has its locked sha256. It is OpenVerified without
-// keeping the binary open: a caller that runs the tool uses OpenVerified.
+// directory) still has its locked sha256; for a tool of an MCP server, the
+// server's executable and entry script (Lock.MCPServers) have theirs. It
+// is OpenVerified without keeping the binary open: a caller that runs the
+// tool uses OpenVerified.
 //
 // Every failure is a *RefusedError whose fix is `toolbox lock`. A binary
 // that no longer exists also wraps ErrNotFound (exit 127); an unknown tool
@@ -79,6 +81,9 @@ func OpenBinary(lockPath string, l *manifest.Lock, tool string) (*sandbox.Execut
 	}
 	if t == nil {
 		return nil, &RefusedError{What: fmt.Sprintf("tool %q is not in the lock", tool), Fix: relockFix, Err: ErrUnknownName}
+	}
+	if t.Kind == manifest.KindMCP && t.MCP != nil {
+		return OpenMCPServer(lockPath, l, t.MCP.Server)
 	}
 	dir := filepath.Dir(lockPath)
 	bin := filepath.Join(dir, filepath.FromSlash(t.Path))

@@ -1,0 +1,112 @@
+package runspec
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/sandbox"
+)
+
+// MCPServer turns the locked MCP server name of l into what sandbox.Start
+// needs, by the rules of a tool (DESIGN.md §2, §3):
+//
+//   - the spec: the locked mechanism, the executable's own directory
+//     readable (a tool's directory is), the declared fs paths resolved
+//     against lockDir (the lock's absolute directory), net and tmp as
+//     locked. A server locked with a sandbox but a mechanism that cannot
+//     confine it (a lock written by hand) is refused: it never runs
+//     unconfined.
+//   - the command: Command[0] and the arguments PathArgs names resolved
+//     against lockDir, the others as locked; as working directory lockDir
+//     when it is inside the server's grants or the server is unconfined,
+//     else the first writable grant, else the first readable one, else
+//     the executable's directory.
+//   - the environment: a sandboxed server gets the allowlist (the lock's
+//     env_allowlist, else DefaultAllowlist) and HOME (its working
+//     directory); an unconfined one the caller's environment unless the
+//     lock has an env_allowlist. Then its envdir, its env, TOOLBOX_SESSION
+//     when session is set and the caller's AGENT_* variables.
+//
+// Errors: the server is not in the lock, a refused mechanism, or a missing
+// envdir.
+func MCPServer(lockDir string, l *manifest.Lock, name string, callerEnv []string, session string) (*sandbox.Spec, sandbox.Command, error) {
+	srv := l.MCPServers[name]
+	if srv == nil || len(srv.Command) == 0 {
+		return nil, sandbox.Command{}, fmt.Errorf("mcp server %q is not in the lock: run toolbox lock", name)
+	}
+	if !filepath.IsAbs(lockDir) {
+		abs, err := filepath.Abs(lockDir)
+		if err != nil {
+			return nil, sandbox.Command{}, fmt.Errorf("preparing mcp server %q: %w", name, err)
+		}
+		lockDir = abs
+	}
+	exe := resolve(lockDir, srv.Command[0])
+	spec := &sandbox.Spec{Mechanism: sandbox.None, ToolDir: filepath.Dir(exe)}
+	dir := lockDir
+	if sb := srv.Sandbox; sb != nil {
+		m := sandbox.Mechanism(srv.Mechanism)
+		if m != sandbox.Bwrap && m != sandbox.Landlock {
+			return nil, sandbox.Command{}, fmt.Errorf("mcp server %q is locked with a sandbox but mechanism %q, which cannot confine it; it is never run unconfined: run toolbox lock", name, srv.Mechanism)
+		}
+		spec.Mechanism, spec.NetNone, spec.TmpPrivate = m, sb.Net == "none", sb.Tmp == "private"
+		if sb.FS != nil {
+			for _, p := range sb.FS.Read {
+				spec.Read = append(spec.Read, resolve(lockDir, p))
+			}
+			for _, p := range sb.FS.Write {
+				spec.Write = append(spec.Write, resolve(lockDir, p))
+			}
+		}
+		grants := append(append([]string{spec.ToolDir}, spec.Read...), spec.Write...)
+		if real, err := filepath.EvalSymlinks(lockDir); err != nil || !InsideAny(real, grants) {
+			dir = CommandDir(spec, spec.ToolDir)
+		}
+	}
+	src := envSource{
+		caller:    callerEnv,
+		allowlist: l.EnvAllowlist,
+		sandboxed: srv.Sandbox != nil,
+		home:      dir,
+		declared:  srv.Env,
+		session:   session,
+	}
+	if srv.Envdir != "" {
+		src.envdir = resolve(lockDir, srv.Envdir)
+	}
+	env, err := composeEnv(src)
+	if err != nil {
+		return nil, sandbox.Command{}, fmt.Errorf("preparing mcp server %q: %w", name, err)
+	}
+	args := append([]string(nil), srv.Command[1:]...)
+	for _, i := range srv.PathArgs {
+		if i >= 1 && i < len(srv.Command) {
+			args[i-1] = resolve(lockDir, srv.Command[i])
+		}
+	}
+	return spec, sandbox.Command{Path: exe, Args: args, Env: env, Dir: dir}, nil
+}
+
+// MCPToken reads the bearer token of a locked MCP server reached by URL:
+// the value of its TokenEnv in its envdir (daemontools rules, see
+// ReadEnvdir); "" when it declares none. Errors: the server is not in the
+// lock, its envdir cannot be read, or the variable is missing or empty.
+func MCPToken(lockDir string, l *manifest.Lock, name string) (string, error) {
+	srv := l.MCPServers[name]
+	if srv == nil {
+		return "", fmt.Errorf("mcp server %q is not in the lock: run toolbox lock", name)
+	}
+	if srv.TokenEnv == "" {
+		return "", nil
+	}
+	dir := resolve(lockDir, srv.Envdir)
+	vars, err := ReadEnvdir(dir)
+	if err != nil {
+		return "", fmt.Errorf("reading the token of mcp server %q: %w", name, err)
+	}
+	if v := vars[srv.TokenEnv]; v != nil && *v != "" {
+		return *v, nil
+	}
+	return "", fmt.Errorf("the envdir %q of mcp server %q has no %s", dir, name, srv.TokenEnv)
+}
