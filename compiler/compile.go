@@ -175,8 +175,12 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	for _, t := range lock.Tools {
 		usesBwrap = usesBwrap || t.Runtime.Mechanism == string(sandbox.Bwrap)
 	}
+	for _, s := range lock.MCPServers {
+		usesBwrap = usesBwrap || s.Mechanism == string(sandbox.Bwrap)
+	}
 	if usesBwrap && p.trust.Bwrap != nil {
-		// Tools and background commands run exactly this bwrap.
+		// Tools, MCP servers and background commands run exactly this
+		// bwrap.
 		lock.Bwrap = &manifest.Pin{Path: p.trust.Bwrap.Path, SHA256: p.trust.Bwrap.SHA256}
 	}
 	for _, cp := range cfg.Capabilities {

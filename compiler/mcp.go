@@ -36,6 +36,7 @@ import (
 //	  tools   = ["read_text_file"]  # optional subset, by the server's names
 //	  rename  = { read_text_file = "fs_read" }
 //	  timeout = "30s"               # optional default call timeout
+//	  limits { memory = "1GiB" }    # optional, as a tool's limits block
 //	}
 //
 // or, for a server reached over streamable HTTP (nothing runs locally, so
@@ -76,8 +77,11 @@ type MCPServerDecl struct {
 	// Rename maps a server tool name to its name in the lock.
 	Rename  map[string]string
 	Timeout time.Duration
-	Block   string
-	Range   hcl.Range
+	// Limits is the block's limits block (nil when absent): it overrides
+	// the toolbox file's, attribute by attribute, as a tool's does.
+	Limits *LimitsDecl
+	Block  string
+	Range  hcl.Range
 }
 
 const mcpServerFix = `confine the server: sandbox { fs { read = ["dir/of/the/server"] } net = "none" } (paths relative to this file), or write unconfined = true to run it unsandboxed as toolbox's user`
@@ -87,7 +91,7 @@ var mcpServerSchema = &hcl.BodySchema{
 		{Name: "command"}, {Name: "url"}, {Name: "token"}, {Name: "entry"}, {Name: "env"}, {Name: "envdir"},
 		{Name: "unconfined"}, {Name: "tools"}, {Name: "rename"}, {Name: "timeout"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "limits"}},
 }
 
 // interpreters are the executables whose first file argument is the
@@ -159,18 +163,26 @@ func (l *loader) mcpServer(b *hcl.Block, block string) {
 		ok = l.mcpTimeout(d, a) && ok
 	}
 	ok = l.mcpSelection(d, c) && ok
-	switch n := len(c.Blocks); {
+	lim, lok := l.limitsBlock(c.Blocks, block)
+	d.Limits, ok = lim, ok && lok
+	var sandboxes hcl.Blocks
+	for _, sb := range c.Blocks {
+		if sb.Type == "sandbox" {
+			sandboxes = append(sandboxes, sb)
+		}
+	}
+	switch n := len(sandboxes); {
 	case n > 1:
-		l.add(at(c.Blocks[1].DefRange, block, "sandbox is declared twice", "keep one sandbox block"))
+		l.add(at(sandboxes[1].DefRange, block, "sandbox is declared twice", "keep one sandbox block"))
 		ok = false
 	case n == 1 && d.Unconfined:
-		l.add(at(c.Blocks[0].DefRange, block, "both a sandbox block and unconfined = true", "keep the sandbox block to confine the server, or remove it to run it unconfined"))
+		l.add(at(sandboxes[0].DefRange, block, "both a sandbox block and unconfined = true", "keep the sandbox block to confine the server, or remove it to run it unconfined"))
 		ok = false
 	case n == 0 && !d.Unconfined:
 		l.add(at(b.DefRange, block, "an MCP server needs a sandbox declaration or unconfined = true", mcpServerFix))
 		ok = false
 	case n == 1:
-		if d.Sandbox = l.sandboxBlock(c.Blocks[0], block); d.Sandbox == nil {
+		if d.Sandbox = l.sandboxBlock(sandboxes[0], block); d.Sandbox == nil {
 			ok = false
 		}
 	}
@@ -192,8 +204,9 @@ func (l *loader) mcpRemote(d *MCPServerDecl, a *hcl.Attribute, c *hcl.BodyConten
 			ok = false
 		}
 	}
-	if len(c.Blocks) > 0 {
-		l.add(at(c.Blocks[0].DefRange, d.Block, "a server reached by url runs elsewhere: toolbox cannot sandbox it", "remove the sandbox block"))
+	for _, b := range c.Blocks {
+		what := map[string]string{"sandbox": "sandbox it", "limits": "limit its resources"}[b.Type]
+		l.add(at(b.DefRange, d.Block, "a server reached by url runs elsewhere: toolbox cannot "+what, "remove the "+b.Type+" block"))
 		ok = false
 	}
 	raw, sok := l.str(a, d.Block)

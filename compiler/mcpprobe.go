@@ -70,9 +70,18 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 		return refuse(err)
 	}
 	report.Mechanism = srv.Mechanism
-	if srv.SHA256, err = manifest.HashFile(d.Exe); err != nil {
+	// The executable is opened once, hashed from that descriptor and
+	// started from it, as every run will (launcher.OpenMCPServer).
+	exe, err := sandbox.OpenExecutable(d.Exe)
+	if err != nil {
+		var r *sandbox.RefusalError
+		if errors.As(err, &r) {
+			return refuse(mcpRefusal(d, r))
+		}
 		return refuse(fail(fmt.Sprintf("hashing the executable: %v", err), "check the command and its permissions"))
 	}
+	defer exe.Close()
+	srv.SHA256 = exe.SHA256()
 	srv.Command = append([]string{p.lockRelative(d.Exe)}, d.Command[1:]...)
 	for _, i := range d.PathArgs {
 		srv.Command[i] = p.lockRelative(filepath.Join(p.cfg.Dir, d.Command[i]))
@@ -90,10 +99,26 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 	}
 
 	probeLock := &manifest.Lock{EnvAllowlist: p.cfg.EnvAllowlist, MCPServers: map[string]*manifest.MCPServer{d.Name: srv}}
-	spec, cmd, err := runspec.MCPServer(p.cfg.Dir, probeLock, d.Name, p.opts.CallerEnv, "")
+	// What every start would refuse (a grant reaching a protected path
+	// landlock cannot mask, the state dir, the host's /tmp) is refused
+	// now, naming the server, the grant and the file.
+	spec, err := runspec.MCPServerSpec(p.cfg.Dir, probeLock, d.Name, p.trust)
+	if err == nil {
+		err = spec.Check()
+	}
+	if err != nil {
+		var r *sandbox.RefusalError
+		if errors.As(err, &r) {
+			report.Status = manifest.StatusSkipped
+			return refuse(mcpRefusal(d, r))
+		}
+		return refuse(fail(err.Error(), "run toolbox lock again"))
+	}
+	spec, cmd, err := runspec.MCPServer(p.cfg.Dir, probeLock, d.Name, p.opts.CallerEnv, "", p.trust)
 	if err != nil {
 		return refuse(fail(err.Error(), "run toolbox lock again"))
 	}
+	cmd.Exe = exe
 	ctx, cancel := context.WithTimeout(ctx, p.opts.CheckTimeout)
 	defer cancel()
 	s, err := mcpbackend.Start(ctx, mcpbackend.Launch{Server: d.Name, Spec: spec, Command: cmd, StartTimeout: p.opts.CheckTimeout})
@@ -107,6 +132,15 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 	}
 	defer s.Close()
 	return p.pinMCPTools(ctx, d, s, srv, out, refuse, fail, start)
+}
+
+// mcpRefusal locates a sandbox refusal at the server's block (which names
+// the server), keeping the *sandbox.RefusalError reachable, naming the
+// server, for check --probe.
+func mcpRefusal(d *MCPServerDecl, r *sandbox.RefusalError) *Diagnostic {
+	diag := &Diagnostic{File: d.Range.Filename, Line: d.Range.Start.Line, Col: d.Range.Start.Column, Block: d.Block, Msg: r.Error(), Fix: r.Fix, Err: r}
+	r.Tool = d.Name // after the message: the block already names it
+	return diag
 }
 
 // pinMCPTools lists the tools of a started server and pins the selected
@@ -189,18 +223,43 @@ func (p *prober) mcpRuntime(d *MCPServerDecl) (*manifest.MCPServer, error) {
 	if len(srv.Env) == 0 {
 		srv.Env = nil
 	}
-	sb := d.Sandbox
-	if d.Unconfined || sb == nil {
-		return srv, nil
-	}
 	fail := func(msg, fix string, err error) error {
 		return &Diagnostic{File: d.Range.Filename, Line: d.Range.Start.Line, Col: d.Range.Start.Column, Block: d.Block, Msg: msg, Fix: fix, Err: err}
 	}
-	m, out, err := resolveDeclaredSandbox(d.Block, sb, p.mechanism, fail)
+	if sb := d.Sandbox; sb != nil && !d.Unconfined {
+		m, out, err := resolveDeclaredSandbox(d.Block, sb, p.mechanism, fail)
+		if err != nil {
+			return nil, err
+		}
+		srv.Mechanism, srv.Sandbox = string(m), out
+		if out.FS != nil {
+			// Resolved now, once: a start opens exactly these, without
+			// following a link planted later (DESIGN.md §6).
+			for _, path := range append(slices.Clone(out.FS.Read), out.FS.Write...) {
+				abs := filepath.FromSlash(path)
+				if !filepath.IsAbs(abs) {
+					abs = filepath.Join(p.cfg.Dir, abs)
+				}
+				real, err := filepath.EvalSymlinks(abs)
+				if err != nil {
+					return nil, fail(fmt.Sprintf("sandbox.fs: declared path %q (%s) does not exist, so sandbox %q cannot grant it", path, abs, p.mechanism), "create it, or fix the path (relative paths are relative to the toolbox file)", nil)
+				}
+				if srv.Paths == nil {
+					srv.Paths = map[string]string{}
+				}
+				srv.Paths[path] = p.lockRelative(real)
+			}
+		}
+	}
+	l, err := resolveLimits(d.Limits, p.cfg.Limits).enforceable(srv.Mechanism, uint32(os.Geteuid()), d.Name, d.Block)
+	var diag *Diagnostic
+	if errors.As(err, &diag) && diag.File == "" {
+		diag.File, diag.Line, diag.Col = d.Range.Filename, d.Range.Start.Line, d.Range.Start.Column
+	}
 	if err != nil {
 		return nil, err
 	}
-	srv.Mechanism, srv.Sandbox = string(m), out
+	srv.Limits = l
 	return srv, nil
 }
 

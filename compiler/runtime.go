@@ -186,7 +186,8 @@ func (p *prober) lockRelative(path string) string {
 
 // lockTrust is what the lock being written will protect (DESIGN.md §6,
 // decision D2) as far as the compiler knows it: the toolbox file, the
-// lock, the envdir root, every tool's binary, toolbox's executables, the
+// lock, the envdir root, every tool's binary, every MCP server's
+// executable and entry script, toolbox's executables, the
 // bubblewrap it pins (found on PATH and probed by sandbox.Detect, unless
 // the mechanism is "none"), and the state directory given (hidden).
 func lockTrust(cfg *Config, mechanism, stateDir string) *runspec.Trust {
@@ -204,6 +205,14 @@ func lockTrust(cfg *Config, mechanism, stateDir string) *runspec.Trust {
 	}
 	for _, t := range cfg.Tools {
 		tr.Protected = append(tr.Protected, t.Path)
+	}
+	for _, d := range cfg.MCPServers {
+		if d.Exe != "" {
+			tr.Protected = append(tr.Protected, d.Exe)
+		}
+		if d.Entry != "" {
+			tr.Protected = append(tr.Protected, d.Entry)
+		}
 	}
 	if mechanism != string(sandbox.None) {
 		if pin := sandbox.Detect().BwrapPin; pin != nil {

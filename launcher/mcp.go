@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -37,6 +38,12 @@ type MCPCall struct {
 	// Session owns warm servers: a runner that keeps servers keeps one
 	// per session and server, and stops them with the session.
 	Session string
+	// StateDir is the state directory the caller uses ("" for none): no
+	// sandboxed server may reach it (runspec.NewTrust).
+	StateDir string
+	// Redactor replaces the server's secrets (the values of its envdir)
+	// in what the runner reports; nil when it has none.
+	Redactor *Redactor
 }
 
 // MCPResult is the server's answer to a call.
@@ -90,11 +97,13 @@ func runMCP(ctx context.Context, req Request, toolName, backend string, t *manif
 		}
 		return nil, &ArgError{Tool: called, Err: err}
 	}
+	red := NewRedactor(MCPSecrets(req.LockPath, req.Lock, t.MCP.Server))
 	call := MCPCall{
 		LockPath: req.LockPath, Lock: req.Lock, Server: t.MCP.Server, Tool: t.MCP.Name,
-		Args: values, CallerEnv: req.CallerEnv, Session: req.Session,
+		Args: values, CallerEnv: req.CallerEnv, Session: req.Session, StateDir: req.StateDir,
+		Redactor: red,
 	}
-	o := execOptions{timeout: callTimeout(req.Timeout, t), stdout: req.Stdout, stderr: req.Stderr, redactor: NewRedactor(nil)}
+	o := execOptions{timeout: callTimeout(req.Timeout, t), stdout: req.Stdout, stderr: req.Stderr, redactor: red}
 	var answer json.RawMessage
 	res, err := collect(t.MCP.Server, o, func(stdout, stderr io.Writer) (outcome, error) {
 		start := time.Now()
@@ -116,6 +125,9 @@ func runMCP(ctx context.Context, req Request, toolName, backend string, t *manif
 			return out, err
 		}
 		answer = r.Result
+		if len(answer) > 0 {
+			answer = json.RawMessage(red.String(string(answer)))
+		}
 		text := r.Text
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			text += "\n"
@@ -128,7 +140,7 @@ func runMCP(ctx context.Context, req Request, toolName, backend string, t *manif
 		return out, werr
 	})
 	if res == nil {
-		return nil, err
+		return nil, red.Error(err)
 	}
 	res.Tool, res.Backend, res.MCPResult = toolName, backend, answer
 	if backend != "" {
@@ -163,6 +175,39 @@ func validateMCPArgs(req Request, toolName string, t *manifest.Tool, values map[
 		return fmt.Errorf("they do not match the tool's input schema: %s", msg)
 	}
 	return nil
+}
+
+// MinMCPSecret is the shortest envdir value MCPSecrets counts as a
+// secret: an envdir holds a server's keys and tokens, and sometimes a
+// short setting ("warn", "1") that, redacted, would blank every such word
+// of the server's answers.
+const MinMCPSecret = 8
+
+// MCPSecrets are what every report of the calls of the locked MCP server
+// name redacts (Redactor), as a tool's secret bindings: the bearer token
+// of a server reached by URL, and every value of its envdir of at least
+// MinMCPSecret bytes (API keys). nil when it has no envdir or it cannot
+// be read (the start then fails with the reason).
+func MCPSecrets(lockPath string, l *manifest.Lock, name string) []string {
+	s := l.MCPServers[name]
+	if s == nil || s.Envdir == "" {
+		return nil
+	}
+	dir := filepath.FromSlash(s.Envdir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(filepath.Dir(lockPath), dir)
+	}
+	vars, err := runspec.ReadEnvdir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for k, v := range vars {
+		if v != nil && (len(*v) >= MinMCPSecret || (k == s.TokenEnv && *v != "")) {
+			out = append(out, *v)
+		}
+	}
+	return out
 }
 
 // VerifyMCPServer checks the locked MCP server name like Verify checks a
@@ -220,7 +265,7 @@ func OpenMCPServer(lockPath string, l *manifest.Lock, name string) (*sandbox.Exe
 	exe, err := sandbox.OpenExecutable(bin)
 	var refusal *sandbox.RefusalError
 	if errors.As(err, &refusal) {
-		return nil, named(name, refusal)
+		return nil, &RefusedError{What: fmt.Sprintf("mcp server %q: %v", name, refusal), Fix: refusal.Fix, Err: refusal}
 	}
 	if errors.Is(err, fs.ErrPermission) {
 		return nil, startError(bin, err)

@@ -59,6 +59,17 @@ type MCPServer struct {
 	// its fs paths are slash paths relative to the lock's directory unless
 	// absolute. nil when the block declares none (Mechanism "none").
 	Sandbox *protocol.Sandbox `json:"sandbox,omitempty"`
+	// Paths maps every declared sandbox path (fs read and write, as the
+	// lock keeps them in Sandbox) to what it resolved to at lock time,
+	// every symlink followed, relative to the lock's directory unless
+	// outside it: a start opens that target without following symlinks, so
+	// a link planted after the lock redirects nothing (as Runtime.Paths of
+	// a tool, DESIGN.md §6). Required for every declared path.
+	Paths map[string]string `json:"paths,omitempty"`
+	// Limits are the server's resource limits (the block's limits, else
+	// the toolbox file's, else the defaults; nil = none), applied to its
+	// process as to a tool's (DESIGN.md §4).
+	Limits *Limits `json:"limits,omitempty"`
 	// TimeoutSeconds is the operator's default call timeout (0 = the
 	// program default).
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
@@ -333,6 +344,7 @@ func (v *validator) mcpServers(l *Lock) {
 			v.oneOf(at+": sandbox.net", sb.Net, []string{"host", "none"})
 			v.oneOf(at+": sandbox.tmp", sb.Tmp, []string{"shared", "private"})
 		}
+		v.mcpPaths(at, s)
 		if s.TimeoutSeconds < 0 {
 			v.addf("%s: timeout_seconds is negative", at)
 		}
@@ -352,6 +364,62 @@ func (v *validator) mcpServers(l *Lock) {
 		}
 		pinned[key] = name
 	}
+}
+
+// mcpPaths checks that every declared sandbox path of s has its lock-time
+// resolution in paths, and that paths holds nothing else.
+func (v *validator) mcpPaths(at string, s *MCPServer) {
+	var declared []string
+	if s.Sandbox != nil && s.Sandbox.FS != nil {
+		declared = append(slices.Clone(s.Sandbox.FS.Read), s.Sandbox.FS.Write...)
+	}
+	for _, p := range declared {
+		if r, ok := s.Paths[p]; !ok || r == "" || strings.ContainsRune(r, 0) {
+			v.addf("%s: paths lacks the lock-time resolution of declared path %q", at, p)
+		}
+	}
+	for _, p := range sortedKeys(s.Paths) {
+		if !slices.Contains(declared, p) {
+			v.addf("%s: paths holds %q, which its sandbox does not declare", at, p)
+		}
+	}
+}
+
+// mcpConfinement is confinement for MCP servers and their tools: a
+// server declaring a sandbox is locked with a mechanism the sandbox
+// setting can choose, never landlock for net: none or tmp: private; each
+// of its tools carries the server's mechanism. It reports whether a
+// server runs under bwrap.
+func (v *validator) mcpConfinement(l *Lock) (usesBwrap bool) {
+	allowed, known := choosable[l.Sandbox]
+	for _, name := range sortedKeys(l.MCPServers) {
+		s := l.MCPServers[name]
+		if s == nil {
+			continue
+		}
+		at := fmt.Sprintf("mcp server %q", name)
+		usesBwrap = usesBwrap || s.Mechanism == "bwrap"
+		if s.Sandbox == nil {
+			if s.Mechanism != "none" {
+				v.addf("%s: mechanism is %q but the server declares no sandbox", at, s.Mechanism)
+			}
+			continue
+		}
+		if known && !slices.Contains(allowed, s.Mechanism) {
+			v.addf("%s: mechanism is %q, which sandbox %q cannot choose for a server that declares a sandbox", at, s.Mechanism, l.Sandbox)
+		}
+		v.landlockHonours(at+": mechanism", s.Mechanism, s.Sandbox.Net, s.Sandbox.Tmp)
+	}
+	for _, name := range sortedKeys(l.Tools) {
+		t := l.Tools[name]
+		if t == nil || t.Kind != KindMCP || t.MCP == nil {
+			continue
+		}
+		if s := l.MCPServers[t.MCP.Server]; s != nil && t.Runtime.Mechanism != s.Mechanism {
+			v.addf("tool %q: runtime.mechanism is %q, but its mcp server %q is locked with %q", name, t.Runtime.Mechanism, t.MCP.Server, s.Mechanism)
+		}
+	}
+	return usesBwrap
 }
 
 // mcpRemote checks a server reached over streamable HTTP: nothing of a
@@ -402,6 +470,10 @@ func (d *differ) mcpServer(name string, a, b *MCPServer) {
 		sb, _ := json.Marshal(b.Sandbox)
 		d.addf("%s: sandbox %s -> %s", at, sa, sb)
 	}
+	for _, p := range unionKeys(a.Paths, b.Paths) {
+		d.str(fmt.Sprintf("%s: path %q resolves to", at, p), a.Paths[p], b.Paths[p])
+	}
+	d.limits(at+":", a.Limits, b.Limits)
 	if a.TimeoutSeconds != b.TimeoutSeconds {
 		d.addf("%s: timeout %gs -> %gs", at, a.TimeoutSeconds, b.TimeoutSeconds)
 	}

@@ -20,6 +20,8 @@ func mcpLock(t *testing.T) *Lock {
 		Entry:    &HashedFile{Path: "server/index.js", SHA256: hashOf('1')},
 		Platform: "linux/amd64", Mechanism: "bwrap",
 		Sandbox: &protocol.Sandbox{FS: &protocol.FS{Read: []string{"data"}}, Net: "none", Tmp: "shared"},
+		Paths:   map[string]string{"data": "data"},
+		Limits:  &Limits{MemoryBytes: 1 << 30, OpenFiles: 256},
 		Env:     map[string]string{"MODE": "x"},
 		Info:    MCPImplementation{Name: "fake", Version: "1.0.0"},
 	}}
@@ -100,6 +102,20 @@ func TestValidateMCP(t *testing.T) {
 			l.Tools["fake_echo2"] = &c
 		}, `tool "fake_echo2": pins tool "echo" of mcp server "fake", as tool "fake_echo" does`},
 		{"sandbox without mechanism", func(l *Lock) { l.MCPServers["fake"].Mechanism = "none" }, `mcp server "fake": declares a sandbox but mechanism is "none"`},
+		{"landlock for net none", func(l *Lock) {
+			l.MCPServers["fake"].Mechanism, l.Tools["fake_echo"].Runtime.Mechanism = "landlock", "landlock"
+		}, `mcp server "fake": mechanism is "landlock", which cannot honour net: none`},
+		{"a tool confined apart from its server", func(l *Lock) { l.Tools["fake_echo"].Runtime.Mechanism = "none" }, `tool "fake_echo": runtime.mechanism is "none", but its mcp server "fake" is locked with "bwrap"`},
+		{"bwrap not pinned", func(l *Lock) {
+			l.Builtins, l.Process, l.Bwrap = nil, nil, nil
+			for _, t := range l.Tools {
+				if t.Kind != KindMCP {
+					t.Runtime.Mechanism = "landlock"
+				}
+			}
+		}, `bwrap is missing: a tool, an mcp server or the builtin "process"`},
+		{"a declared path without its resolution", func(l *Lock) { l.MCPServers["fake"].Paths = nil }, `mcp server "fake": paths lacks the lock-time resolution of declared path "data"`},
+		{"a resolution of nothing declared", func(l *Lock) { l.MCPServers["fake"].Paths["/etc"] = "/etc" }, `mcp server "fake": paths holds "/etc", which its sandbox does not declare`},
 		{"no command", func(l *Lock) { l.MCPServers["fake"].Command = nil }, `mcp server "fake": command is missing`},
 		{"bad entry hash", func(l *Lock) { l.MCPServers["fake"].Entry.SHA256 = "x" }, `mcp server "fake": entry.sha256 is "x"`},
 		{"a url and a command", func(l *Lock) { l.MCPServers["fake"].URL = "https://example.com/mcp" }, `mcp server "fake": a server reached by url has no command`},

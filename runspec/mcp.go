@@ -9,32 +9,25 @@ import (
 )
 
 // MCPServer turns the locked MCP server name of l into what sandbox.Start
-// needs, by the rules of a tool (DESIGN.md §2, §3):
+// needs, by the rules of a tool (DESIGN.md §2, §3, §6):
 //
-//   - the spec: the locked mechanism, the executable's own directory
-//     readable (a tool's directory is), the declared fs paths resolved
-//     against lockDir (the lock's absolute directory), net and tmp as
-//     locked. A server locked with a sandbox but a mechanism that cannot
-//     confine it (a lock written by hand) is refused: it never runs
-//     unconfined.
+//   - the spec: MCPServerSpec, plus the toolbox's shared tmp for a
+//     sandboxed server with tmp: shared (sandbox.SharedTmpDir, created).
 //   - the command: Command[0] and the arguments PathArgs names resolved
 //     against lockDir, the others as locked; as working directory lockDir
 //     when it is inside the server's grants or the server is unconfined,
 //     else the first writable grant, else the first readable one, else
-//     the executable's directory.
+//     the executable's directory. The caller opens and verifies the
+//     executable and sets the Command's Exe (launcher.OpenMCPServer).
 //   - the environment: a sandboxed server gets the allowlist (the lock's
 //     env_allowlist, else DefaultAllowlist) and HOME (its working
 //     directory); an unconfined one the caller's environment unless the
 //     lock has an env_allowlist. Then its envdir, its env, TOOLBOX_SESSION
 //     when session is set and the caller's AGENT_* variables.
 //
-// Errors: the server is not in the lock, a refused mechanism, or a missing
-// envdir.
-func MCPServer(lockDir string, l *manifest.Lock, name string, callerEnv []string, session string) (*sandbox.Spec, sandbox.Command, error) {
-	srv := l.MCPServers[name]
-	if srv == nil || len(srv.Command) == 0 {
-		return nil, sandbox.Command{}, fmt.Errorf("mcp server %q is not in the lock: run toolbox lock", name)
-	}
+// Errors: MCPServerSpec's, a shared tmp that cannot be made safely
+// (*sandbox.RefusalError), or a missing envdir.
+func MCPServer(lockDir string, l *manifest.Lock, name string, callerEnv []string, session string, trust *Trust) (*sandbox.Spec, sandbox.Command, error) {
 	if !filepath.IsAbs(lockDir) {
 		abs, err := filepath.Abs(lockDir)
 		if err != nil {
@@ -42,23 +35,19 @@ func MCPServer(lockDir string, l *manifest.Lock, name string, callerEnv []string
 		}
 		lockDir = abs
 	}
+	spec, err := MCPServerSpec(lockDir, l, name, trust)
+	if err != nil {
+		return nil, sandbox.Command{}, err
+	}
+	srv := l.MCPServers[name]
+	if spec.Mechanism != sandbox.None && !spec.TmpPrivate {
+		if spec.SharedTmp, err = sandbox.SharedTmpDir(trust.LockPath); err != nil {
+			return nil, sandbox.Command{}, fmt.Errorf("preparing mcp server %q: %w", name, err)
+		}
+	}
 	exe := resolve(lockDir, srv.Command[0])
-	spec := &sandbox.Spec{Mechanism: sandbox.None, ToolDir: filepath.Dir(exe)}
 	dir := lockDir
-	if sb := srv.Sandbox; sb != nil {
-		m := sandbox.Mechanism(srv.Mechanism)
-		if m != sandbox.Bwrap && m != sandbox.Landlock {
-			return nil, sandbox.Command{}, fmt.Errorf("mcp server %q is locked with a sandbox but mechanism %q, which cannot confine it; it is never run unconfined: run toolbox lock", name, srv.Mechanism)
-		}
-		spec.Mechanism, spec.NetNone, spec.TmpPrivate = m, sb.Net == "none", sb.Tmp == "private"
-		if sb.FS != nil {
-			for _, p := range sb.FS.Read {
-				spec.Read = append(spec.Read, resolve(lockDir, p))
-			}
-			for _, p := range sb.FS.Write {
-				spec.Write = append(spec.Write, resolve(lockDir, p))
-			}
-		}
+	if spec.Mechanism != sandbox.None {
 		grants := append(append([]string{spec.ToolDir}, spec.Read...), spec.Write...)
 		if real, err := filepath.EvalSymlinks(lockDir); err != nil || !InsideAny(real, grants) {
 			dir = CommandDir(spec, spec.ToolDir)
@@ -86,6 +75,68 @@ func MCPServer(lockDir string, l *manifest.Lock, name string, callerEnv []string
 		}
 	}
 	return spec, sandbox.Command{Path: exe, Args: args, Env: env, Dir: dir}, nil
+}
+
+// MCPServerSpec is the sandbox spec of the locked MCP server name of l,
+// without the shared tmp (MCPServer adds it, creating it): the locked
+// mechanism, the executable's own directory readable (a tool's directory
+// is), the declared fs paths resolved against lockDir (absolute) with
+// their lock-time resolutions (Paths), net and tmp as locked, the locked
+// limits, and from trust the protected and hidden paths and the pinned
+// bubblewrap. A server talks stdio: it gets no unix sockets (seccomp
+// denies them under net: none, as for an exec tool). The compiler calls
+// it at lock time to refuse, with Spec.Check, what a start would refuse.
+// Errors: the server is not in the lock, a server locked with a sandbox
+// but a mechanism that cannot confine it (a lock written by hand: it never
+// runs unconfined), a sandboxed server without trust.
+func MCPServerSpec(lockDir string, l *manifest.Lock, name string, trust *Trust) (*sandbox.Spec, error) {
+	var srv *manifest.MCPServer
+	if l != nil {
+		srv = l.MCPServers[name]
+	}
+	if srv == nil || len(srv.Command) == 0 {
+		return nil, fmt.Errorf("mcp server %q is not in the lock: run toolbox lock", name)
+	}
+	exe := resolve(lockDir, srv.Command[0])
+	spec := &sandbox.Spec{Mechanism: sandbox.None, ToolDir: filepath.Dir(exe), Limits: Limits(srv.Limits)}
+	if trust != nil {
+		spec.Protected, spec.Hidden, spec.Bwrap = trust.Protected, trust.Hidden, trust.Bwrap
+	}
+	sb := srv.Sandbox
+	if sb == nil {
+		return spec, nil
+	}
+	m := sandbox.Mechanism(srv.Mechanism)
+	if m != sandbox.Bwrap && m != sandbox.Landlock {
+		return nil, fmt.Errorf("mcp server %q is locked with a sandbox but mechanism %q, which cannot confine it; it is never run unconfined: run toolbox lock", name, srv.Mechanism)
+	}
+	if trust == nil {
+		return nil, fmt.Errorf("mcp server %q is locked with %q and needs the lock's trusted paths (runspec.NewTrust)", name, m)
+	}
+	spec.Mechanism, spec.NetNone, spec.TmpPrivate = m, sb.Net == "none", sb.Tmp == "private"
+	if sb.FS != nil {
+		realLockDir := lockDir
+		if r, err := filepath.EvalSymlinks(lockDir); err == nil {
+			realLockDir = r
+		}
+		add := func(dst *[]string, p string) {
+			abs := resolve(lockDir, p)
+			*dst = append(*dst, abs)
+			if r, ok := srv.Paths[p]; ok {
+				if spec.Resolved == nil {
+					spec.Resolved = map[string]string{}
+				}
+				spec.Resolved[abs] = resolve(realLockDir, r)
+			}
+		}
+		for _, p := range sb.FS.Read {
+			add(&spec.Read, p)
+		}
+		for _, p := range sb.FS.Write {
+			add(&spec.Write, p)
+		}
+	}
+	return spec, nil
 }
 
 // MCPToken reads the bearer token of a locked MCP server reached by URL:

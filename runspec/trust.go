@@ -30,8 +30,9 @@ type Trust struct {
 }
 
 // NewTrust is the Trust of lock l at lockPath (absolute): protected are
-// the lock, the toolbox file, the envdir root, every locked binary (tools
-// and plugins), the pinned bubblewrap and toolbox's own executables
+// the lock, the toolbox file, the envdir root, every locked binary (tools,
+// plugins, the MCP servers' executables and entry scripts), the pinned
+// bubblewrap and toolbox's own executables
 // (SelfExecutables); hidden are the hidden directories that are not ""
 // (the state dir the caller uses: its records, logs and socket).
 func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
@@ -58,6 +59,16 @@ func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 	for _, t := range l.Tools {
 		if t != nil && t.Path != "" {
 			bins = append(bins, resolve(dir, t.Path))
+		}
+	}
+	for _, s := range l.MCPServers {
+		// What an MCP server runs: its executable and, for an
+		// interpreter, the entry script it reads by path.
+		if s != nil && len(s.Command) > 0 {
+			bins = append(bins, resolve(dir, s.Command[0]))
+		}
+		if s != nil && s.Entry != nil {
+			bins = append(bins, resolve(dir, s.Entry.Path))
 		}
 	}
 	slices.Sort(bins)

@@ -46,8 +46,9 @@ type Config struct {
 }
 
 // MCPCheck probes MCP server server of the lock at lockPath now, under its
-// locked runtime, without calling any tool.
-type MCPCheck func(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, timeout time.Duration) manifest.Probe
+// locked runtime (out of reach of stateDir, as a run), without calling
+// any tool.
+type MCPCheck func(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, stateDir string, timeout time.Duration) manifest.Probe
 
 // Monitor holds the live probe results. Its methods are safe for
 // concurrent use.
@@ -126,7 +127,7 @@ func (m *Monitor) Round(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			record(m.cfg.MCP(ctx, m.cfg.LockPath, m.cfg.Lock, server, m.cfg.CallerEnv, m.cfg.CheckTimeout), names...)
+			record(m.cfg.MCP(ctx, m.cfg.LockPath, m.cfg.Lock, server, m.cfg.CallerEnv, m.cfg.StateDir, m.cfg.CheckTimeout), names...)
 		}()
 	}
 	wg.Wait()

@@ -71,13 +71,27 @@ func start(ctx context.Context, l mcpbackend.Launch, call launcher.MCPCall, onCh
 		}
 		return s, nil
 	}
-	spec, cmd, err := runspec.MCPServer(filepath.Dir(call.LockPath), call.Lock, call.Server, call.CallerEnv, call.Session)
+	// The executable is opened and hashed once, and started from that
+	// descriptor (launcher.OpenMCPServer): at every start, warm or not.
+	exe, err := launcher.OpenMCPServer(call.LockPath, call.Lock, call.Server)
 	if err != nil {
-		return nil, &launcher.RefusedError{What: err.Error(), Fix: "run `toolbox lock`", Err: err}
+		return nil, &unstarted{err}
 	}
+	defer exe.Close()
+	trust := runspec.NewTrust(call.LockPath, call.Lock, call.StateDir)
+	spec, cmd, err := runspec.MCPServer(filepath.Dir(call.LockPath), call.Lock, call.Server, call.CallerEnv, call.Session, trust)
+	if err != nil {
+		var r *sandbox.RefusalError
+		if errors.As(err, &r) {
+			return nil, &unstarted{&launcher.RefusedError{What: err.Error(), Fix: r.Fix, Err: err}}
+		}
+		return nil, &unstarted{&launcher.RefusedError{What: err.Error(), Fix: "run `toolbox lock`", Err: err}}
+	}
+	cmd.Exe = exe
 	l.Server, l.Spec, l.Command, l.OnListChanged = call.Server, spec, cmd, onChange
 	s, err := mcpbackend.Start(ctx, l)
 	if err != nil {
+		err = call.Redactor.Error(err) // its stderr may echo a secret
 		fix := "run `toolbox check --probe` to see why the server does not start"
 		var r *sandbox.RefusalError
 		if errors.As(err, &r) {
@@ -87,6 +101,15 @@ func start(ctx context.Context, l mcpbackend.Launch, call launcher.MCPCall, onCh
 	}
 	return s, nil
 }
+
+// unstarted marks a start refused before any process existed (the
+// executable no longer matches the lock, the sandbox cannot be prepared):
+// as in launcher/warm (warm.Unstarted), it is no failure of the server
+// and starts no back-off, so every call gets the refusal at once.
+type unstarted struct{ err error }
+
+func (e *unstarted) Error() string { return e.err.Error() }
+func (e *unstarted) Unwrap() error { return e.err }
 
 // verify compares the server's listing with the lock's pins.
 func verify(ctx context.Context, s *mcpbackend.Session, call launcher.MCPCall) error {
@@ -123,15 +146,11 @@ func callTool(ctx context.Context, s *mcpbackend.Session, call launcher.MCPCall)
 // ok when it starts under its locked runtime, initializes and lists
 // exactly its locked tools; failed, with the reason and the fix, when it
 // does not. No tool is called.
-func Check(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, timeout time.Duration) manifest.Probe {
+func Check(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, stateDir string, timeout time.Duration) manifest.Probe {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	call := launcher.MCPCall{LockPath: lockPath, Lock: l, Server: server, CallerEnv: callerEnv}
-	if err := launcher.VerifyMCPServer(lockPath, l, server); err != nil {
-		var re *launcher.RefusedError
-		errors.As(err, &re)
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: re.What, Fix: re.Fix}
-	}
+	red := launcher.NewRedactor(launcher.MCPSecrets(lockPath, l, server))
+	call := launcher.MCPCall{LockPath: lockPath, Lock: l, Server: server, CallerEnv: callerEnv, StateDir: stateDir, Redactor: red}
 	s, err := start(ctx, mcpbackend.Launch{StartTimeout: timeout}, call, nil)
 	if err == nil {
 		defer s.Close()

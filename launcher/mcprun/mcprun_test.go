@@ -68,7 +68,7 @@ func fixture(t *testing.T, args ...string) (lockPath string, l *manifest.Lock) {
 		Platform: manifest.Platform(), Mechanism: "none",
 	}}
 	lockPath = filepath.Join(dir, "toolbox.lock.json")
-	spec, cmd, err := runspec.MCPServer(dir, l, "fake", helperEnv, "")
+	spec, cmd, err := runspec.MCPServer(dir, l, "fake", helperEnv, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,9 @@ type entry struct {
 	lastErr  error
 	drift    error
 	closed   bool
+	// verified: a session of this entry listed its pins once, so drift
+	// found later is a change during the owner's session.
+	verified bool
 }
 
 // NewPool returns an empty pool. launch tunes how servers start
@@ -82,12 +85,19 @@ func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MC
 		var re *launcher.RefusedError
 		var de *mcpbackend.DriftError
 		if errors.As(err, &re) && errors.As(err, &de) {
-			p.refuse(e, s, err)
+			if p.refuse(e, s, err) {
+				p.logf("mcp server %q (session %s) changed its tools during the session; its calls are refused: %v", call.Server, call.Session, de)
+			}
 		} else {
 			p.lost(e, s, err)
 		}
 		return nil, false, err
 	}
+	e.mu.Lock()
+	if e.sess == s {
+		e.verified = true
+	}
+	e.mu.Unlock()
 	res, started, err := callTool(ctx, s, call)
 	if err != nil {
 		if s.Broken(err) {
@@ -146,6 +156,10 @@ func (p *Pool) session(ctx context.Context, e *entry, call launcher.MCPCall) (*m
 		}
 	}
 	s, err := start(ctx, p.launch, call, func() { p.listChanged(e, call) })
+	var refused *unstarted
+	if errors.As(err, &refused) {
+		return nil, err
+	}
 	if err != nil {
 		e.failures++
 		e.lastErr = err
@@ -173,24 +187,27 @@ func (p *Pool) listChanged(e *entry, call launcher.MCPCall) {
 	defer cancel()
 	if err := verify(ctx, s, call); err != nil {
 		var de *mcpbackend.DriftError
-		if errors.As(err, &de) {
+		if errors.As(err, &de) && p.refuse(e, s, err) {
 			p.logf("mcp server %q (session %s) changed its tools during the session (tools/list_changed); its calls are refused: %v", call.Server, call.Session, de)
-			p.refuse(e, s, err)
 		}
 	}
 }
 
-// refuse stops s and refuses e's server from now on with err.
-func (p *Pool) refuse(e *entry, s *mcpbackend.Session, err error) {
+// refuse stops s and refuses e's server from now on with err. It reports
+// whether this was the first refusal of a server that had verified before
+// (a change during the session, which the caller logs once).
+func (p *Pool) refuse(e *entry, s *mcpbackend.Session, err error) (changed bool) {
 	e.mu.Lock()
 	if e.drift == nil {
 		e.drift = err
+		changed = e.verified
 	}
 	if e.sess == s {
 		e.sess = nil
 	}
 	e.mu.Unlock()
 	_ = s.Close()
+	return changed
 }
 
 // lost forgets a session that failed, counting the failure.
