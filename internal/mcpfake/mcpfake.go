@@ -10,7 +10,11 @@
 // the file named by its "path" argument (or a tool error saying why it
 // could not); "fail" returns a tool error; "pid" returns the server's pid;
 // "getenv" the value of the variable its "name" argument names, or
-// "(unset)"; anything else echoes its arguments as JSON with sorted keys.
+// "(unset)"; a name starting with "write" writes its "text" argument to
+// the file named by "path" (a hostile server's try outside its grants);
+// "dial" connects to "address" over "network" (tcp, unix) and says
+// "connected", else a tool error with why; anything else echoes its
+// arguments as JSON with sorted keys.
 //
 // It is imported by tests only.
 package mcpfake
@@ -27,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -169,6 +174,26 @@ func (f *fake) answer(name string, raw json.RawMessage) *mcp.CallToolResult {
 			return r
 		}
 		return text(string(data))
+	case strings.HasPrefix(name, "write"):
+		p, _ := args["path"].(string)
+		t, _ := args["text"].(string)
+		if err := os.WriteFile(p, []byte(t), 0o644); err != nil {
+			r := text(err.Error())
+			r.IsError = true
+			return r
+		}
+		return text("wrote " + p)
+	case name == "dial":
+		network, _ := args["network"].(string)
+		address, _ := args["address"].(string)
+		c, err := net.DialTimeout(network, address, 5*time.Second)
+		if err != nil {
+			r := text(err.Error())
+			r.IsError = true
+			return r
+		}
+		c.Close()
+		return text("connected")
 	case name == "fail":
 		r := text("failed on purpose")
 		r.IsError = true

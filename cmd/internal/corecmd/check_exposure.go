@@ -16,7 +16,10 @@ import (
 // tool the probes could lock, and the builtin "process", each with what
 // a run would give it now (DESIGN.md §6, "Exposure report").
 type exposureReport struct {
-	Tools          []exposure.Entry `json:"tools"`
+	Tools []exposure.Entry `json:"tools"`
+	// MCPServers are the MCP servers run over stdio: what runs for their
+	// tools, which Tools leaves out.
+	MCPServers     []exposure.Entry `json:"mcp_servers,omitempty"`
 	BuiltinProcess *exposure.Entry  `json:"builtin_process,omitempty"`
 }
 
@@ -28,7 +31,7 @@ func buildExposure(opts *CheckOptions, file string, l *manifest.Lock, callerEnv 
 	}
 	lockPath := manifest.LockPath(file)
 	xo := exposure.Options{StateDir: opts.StateDirInUse(), CallerEnv: callerEnv}
-	return exposureReport{Tools: exposure.Tools(lockPath, l, xo), BuiltinProcess: exposure.Process(lockPath, l, xo)}
+	return exposureReport{Tools: exposure.Tools(lockPath, l, xo), MCPServers: exposure.MCPServers(lockPath, l, xo), BuiltinProcess: exposure.Process(lockPath, l, xo)}
 }
 
 // printExposure prints the exposure report: per tool its verdict and
@@ -37,6 +40,9 @@ func printExposure(w io.Writer, r exposureReport) {
 	fmt.Fprintln(w, "exposure (confined, partial or exposed):")
 	for _, e := range r.Tools {
 		printEntry(w, e.Name, e)
+	}
+	for _, e := range r.MCPServers {
+		printEntry(w, fmt.Sprintf("mcp server %q", e.Name), e)
 	}
 	if r.BuiltinProcess != nil {
 		printEntry(w, `builtin "process"`, *r.BuiltinProcess)
