@@ -78,6 +78,9 @@ func start(ctx context.Context, l mcpbackend.Launch, call launcher.MCPCall, onCh
 		return nil, &unstarted{err}
 	}
 	defer exe.Close()
+	if afterOpen != nil {
+		afterOpen(exe.Path())
+	}
 	trust := runspec.NewTrust(call.LockPath, call.Lock, call.StateDir)
 	spec, cmd, err := runspec.MCPServer(filepath.Dir(call.LockPath), call.Lock, call.Server, call.CallerEnv, call.Session, trust)
 	if err != nil {
@@ -101,6 +104,10 @@ func start(ctx context.Context, l mcpbackend.Launch, call launcher.MCPCall, onCh
 	}
 	return s, nil
 }
+
+// afterOpen, when set (by tests), runs between the check of a server's
+// executable and its start.
+var afterOpen func(path string)
 
 // unstarted marks a start refused before any process existed (the
 // executable no longer matches the lock, the sandbox cannot be prepared):

@@ -381,3 +381,39 @@ func TestPoolOverHTTP(t *testing.T) {
 		t.Fatalf("a wrong token = %v", err)
 	}
 }
+
+// The server's executable is hashed from a descriptor and started from
+// it: a file renamed over it between the check and the start never runs
+// (issue 10 #9, for MCP servers). The unswapped call is the twin.
+func TestSwapBetweenOpenAndStart(t *testing.T) {
+	lockPath, l := fixture(t)
+	dir := filepath.Dir(lockPath)
+	self := l.MCPServers["fake"].Command[0]
+	copyPath := filepath.Join(dir, "server")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyPath, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l.MCPServers["fake"].Command[0] = copyPath
+	ctx := context.Background()
+	if res, _, err := (Runner{}).CallMCP(ctx, call(lockPath, l, "echo", "")); err != nil || res.Text != `{"text":"hi"}` {
+		t.Fatalf("twin: %+v, %v", res, err)
+	}
+	afterOpen = func(path string) {
+		tmp := path + ".swap"
+		if err := os.WriteFile(tmp, []byte("#!/bin/sh\necho swapped >&2\nexit 7\n"), 0o755); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { afterOpen = nil })
+	res, _, err := (Runner{}).CallMCP(ctx, call(lockPath, l, "echo", ""))
+	if err != nil || res.Text != `{"text":"hi"}` {
+		t.Fatalf("after a swap: %+v, %v; want the checked server", res, err)
+	}
+}
