@@ -88,6 +88,10 @@ func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MC
 			if p.refuse(e, s, err) {
 				p.logf("mcp server %q (session %s) changed its tools during the session; its calls are refused: %v", call.Server, call.Session, de)
 			}
+		} else if d := e.driftErr(); d != nil {
+			// Its tools/list_changed check refused the server, and
+			// closed the session under this call's listing.
+			return nil, false, d
 		} else {
 			p.lost(e, s, err)
 		}
@@ -109,6 +113,13 @@ func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MC
 	e.failures = 0
 	e.mu.Unlock()
 	return res, started, nil
+}
+
+// driftErr is the drift that refuses e's server, nil when none.
+func (e *entry) driftErr() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.drift
 }
 
 // entry returns the owner's entry for a server, creating it.

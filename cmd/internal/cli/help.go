@@ -136,6 +136,7 @@ const toolboxFileHelp = `The toolbox file (HCL), by default ./toolbox.hcl:
     tools   = ["read_text_file"]      # optional subset; without it, every listed tool
     rename  = { read_text_file = "fs_read" }
     timeout = "30s"                   # optional default call timeout
+    limits { memory = "1GiB" }        # optional, as in a tool block
   }
   # lock pins the server and every tool's definition; a call whose server lists
   # anything else is refused, and lock --check reports it (exit 3)
