@@ -86,12 +86,7 @@ func (l *loader) processBuiltin(b *hcl.Block, block string) {
 		}
 		l.cfg.BuiltinLimits[b.Labels[0]] = lim
 	}
-	var sandboxes hcl.Blocks
-	for _, sb := range c.Blocks {
-		if sb.Type == "sandbox" {
-			sandboxes = append(sandboxes, sb)
-		}
-	}
+	sandboxes := blocksOf(c.Blocks, "sandbox")
 	switch n := len(sandboxes); {
 	case n > 1:
 		l.add(at(sandboxes[1].DefRange, processBlock, "sandbox is declared twice", "keep one sandbox block"))
@@ -105,6 +100,17 @@ func (l *loader) processBuiltin(b *hcl.Block, block string) {
 	case n == 1:
 		d.Sandbox = l.sandboxBlock(sandboxes[0], processBlock)
 	}
+}
+
+// blocksOf are the blocks of type typ among blocks, in order.
+func blocksOf(blocks hcl.Blocks, typ string) hcl.Blocks {
+	var out hcl.Blocks
+	for _, b := range blocks {
+		if b.Type == typ {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // sandboxBlock reads a sandbox block of the toolbox file (builtin

@@ -165,12 +165,7 @@ func (l *loader) mcpServer(b *hcl.Block, block string) {
 	ok = l.mcpSelection(d, c) && ok
 	lim, lok := l.limitsBlock(c.Blocks, block)
 	d.Limits, ok = lim, ok && lok
-	var sandboxes hcl.Blocks
-	for _, sb := range c.Blocks {
-		if sb.Type == "sandbox" {
-			sandboxes = append(sandboxes, sb)
-		}
-	}
+	sandboxes := blocksOf(c.Blocks, "sandbox")
 	switch n := len(sandboxes); {
 	case n > 1:
 		l.add(at(sandboxes[1].DefRange, block, "sandbox is declared twice", "keep one sandbox block"))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -261,29 +260,11 @@ func OpenMCPServer(lockPath string, l *manifest.Lock, name string) (*sandbox.Exe
 			return nil, &RefusedError{What: fmt.Sprintf("entry script %q of mcp server %q %s since the lock", s.Entry.Path, name, err), Fix: relockFix, Err: err}
 		}
 	}
-	bin := abs(s.Command[0])
-	exe, err := sandbox.OpenExecutable(bin)
-	var refusal *sandbox.RefusalError
-	if errors.As(err, &refusal) {
-		return nil, &RefusedError{What: fmt.Sprintf("mcp server %q: %v", name, refusal), Fix: refusal.Fix, Err: refusal}
-	}
-	if errors.Is(err, fs.ErrPermission) {
-		return nil, startError(bin, err)
-	}
-	if err == nil && exe.SHA256() != s.SHA256 {
-		err = &hashError{what: fmt.Sprintf("changed (sha256 %s, locked %s)", short(exe.SHA256()), short(s.SHA256))}
-		exe.Close()
-	}
+	exe, err := openHashed(abs(s.Command[0]), s.SHA256)
 	if err != nil {
-		var he *hashError
-		if !errors.As(err, &he) {
-			he = asHashError(err)
-		}
-		r := &RefusedError{What: fmt.Sprintf("executable %q of mcp server %q %s since the lock", s.Command[0], name, he), Fix: relockFix, Err: he}
-		if errors.Is(err, fs.ErrNotExist) {
-			r.Err = ErrNotFound
-		}
-		return nil, r
+		return nil, openRefused(err, fmt.Sprintf("executable %q of mcp server %q", s.Command[0], name), func(r *sandbox.RefusalError) error {
+			return &RefusedError{What: fmt.Sprintf("mcp server %q: %v", name, r), Fix: r.Fix, Err: r}
+		})
 	}
 	return exe, nil
 }
