@@ -138,8 +138,10 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 // the server), keeping the *sandbox.RefusalError reachable, naming the
 // server, for check --probe.
 func mcpRefusal(d *MCPServerDecl, r *sandbox.RefusalError) *Diagnostic {
-	diag := &Diagnostic{File: d.Range.Filename, Line: d.Range.Start.Line, Col: d.Range.Start.Column, Block: d.Block, Msg: r.Error(), Fix: r.Fix, Err: r}
-	r.Tool = d.Name // after the message: the block already names it
+	rc := *r
+	rc.Field = strings.TrimPrefix(rc.Field, "runtime.") // the block's own sandbox
+	diag := &Diagnostic{File: d.Range.Filename, Line: d.Range.Start.Line, Col: d.Range.Start.Column, Block: d.Block, Msg: rc.Error(), Fix: rc.Fix, Err: &rc}
+	rc.Tool = d.Name // after the message: the block already names it
 	return diag
 }
 
