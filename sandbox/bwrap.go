@@ -66,6 +66,7 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 		}
 	}
 	a("--proc", "/proc", "--dev", "/dev")
+	a(bwrapProcCovers...)
 	a(bwrapDevShm(s.Limits.TmpSize)...)
 	if tmpAt != "/tmp" {
 		a(bwrapTmpfs(s.Limits.TmpSize, "/tmp")...)
@@ -301,4 +302,20 @@ func closeAll(fs []*os.File) {
 	for _, f := range fs {
 		_ = f.Close()
 	}
+}
+
+// bwrapProcCovers make the kernel's settings under the tool's /proc
+// read-only. The tool's uid 0 is the host's (bwrap maps 0 to 0 when toolbox
+// is root), and writing a sysctl takes no capability, only that uid: a
+// tool could set vm.*, kernel.core_pattern (a program the kernel runs as
+// root) or the host's net.* under net host. bwrap 0.8 covers /proc/sys only
+// when access(W_OK) on the directory succeeds, which the kernel never
+// grants, so toolbox binds them itself, from the host's /proc (what a sysctl
+// shows still follows the reader's namespaces, not the mount).
+// /proc/sysrq-trigger (reboot, crash) and /proc/pressure (PSI triggers)
+// may be absent from a kernel.
+var bwrapProcCovers = []string{
+	"--ro-bind", "/proc/sys", "/proc/sys",
+	"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+	"--ro-bind-try", "/proc/pressure", "/proc/pressure",
 }

@@ -581,3 +581,36 @@ func TestLandlockHelperKeepsNoLimits(t *testing.T) {
 		t.Fatalf("data limit: tool %q, helper %q; want the tool limited, the helper not", tool, helper)
 	}
 }
+
+// A tool running as uid 0 under bwrap cannot change the host kernel's
+// settings: /proc/sys, /proc/sysrq-trigger and /proc/pressure are
+// read-only (a sysctl takes only uid 0 to write, and bwrap 0.8 leaves
+// /proc/sys writable). The attack writes swappiness's own value back, so a
+// failure of the defence changes nothing on the host. Twin: the tool reads
+// its settings and its own /proc.
+func TestBwrapKernelSettingsReadOnly(t *testing.T) {
+	requireMechanism(t, Bwrap)
+	testenv.NeedRoot(t) // the attack needs the tool's uid 0 to be the host's
+	tr := newTree(t)
+	for _, netNone := range []bool{true, false} {
+		spec := tr.spec(Bwrap)
+		spec.NetNone = netNone
+		r := runSh(t, spec, `v=$(cat /proc/sys/vm/swappiness) && echo "$v" > /proc/sys/vm/swappiness; echo "sysctl $?"
+for f in /proc/sysrq-trigger /proc/pressure/cpu; do [ -e $f ] || continue; : > $f; echo "$f $?"; done`)
+		if !strings.Contains(r.stdout, "sysctl 2") && !strings.Contains(r.stdout, "sysctl 1") {
+			t.Errorf("net none %v: writing a sysctl as uid 0: stdout %q stderr %q (want it refused)", netNone, r.stdout, r.stderr)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			if strings.HasPrefix(line, "/proc/") && strings.HasSuffix(line, " 0") {
+				t.Errorf("net none %v: %s: written (want read-only)", netNone, line)
+			}
+		}
+		if !strings.Contains(r.stderr, "Read-only file system") {
+			t.Errorf("net none %v: stderr %q, want EROFS", netNone, r.stderr)
+		}
+		r = runSh(t, spec, `cat /proc/sys/kernel/ostype /proc/self/stat >/dev/null && cat /proc/sys/kernel/ostype`)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != "Linux" {
+			t.Errorf("net none %v: reading /proc: exit %d, stdout %q, stderr %q", netNone, r.code, r.stdout, r.stderr)
+		}
+	}
+}
