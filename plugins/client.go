@@ -126,6 +126,7 @@ func (o Options) Start(ctx context.Context, path string, spec *sandbox.Spec, env
 				return nil, err
 			}
 			r := newProcRunner(path, cmd, release, o.Stderr, abort)
+			r.hs.socketDir = socketDir
 			r.prepThread = prep
 			made.Store(r)
 			return r, nil
@@ -199,9 +200,12 @@ func (c *Client) startError(err error, timedOut bool, timeout time.Duration) err
 		// It never started (not found, not executable): err says why.
 		return err
 	}
-	junk, line := c.r.hs.snapshot()
+	junk, line, badAddr := c.r.hs.snapshot()
 	stderr := c.r.stderrTail()
 	switch {
+	case badAddr != "":
+		return fmt.Errorf("starting plugin %q: %w: its handshake names %q; a plugin serves only on a unix socket in the directory toolbox made for it (serve with plugins/sdk, which does)",
+			c.path, ErrHandshakeAddress, badAddr)
 	case junk != "" && line != "":
 		return fmt.Errorf("starting plugin %q: %w: it printed %q first; a plugin must write nothing to stdout before serving (log to stderr)",
 			c.path, ErrStdoutBeforeHandshake, junk)

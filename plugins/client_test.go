@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -362,6 +364,52 @@ func TestStartErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A plugin's handshake names the address the host dials, from outside the
+// plugin's sandbox: a TCP address (loopback services, a name resolved
+// through DNS) or a unix socket elsewhere on the host is refused before
+// anything is dialled. Twin: every other start in this file serves on the
+// socket toolbox made for it.
+func TestStartRefusesForeignAddress(t *testing.T) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	unixPath := filepath.Join(t.TempDir(), "host.sock")
+	ux, err := net.Listen("unix", unixPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ux.Close()
+	var dialled atomic.Int32
+	for _, l := range []net.Listener{tcp, ux} {
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				dialled.Add(1)
+				c.Close()
+			}
+		}()
+	}
+	for _, addr := range []string{"tcp|" + tcp.Addr().String(), "unix|" + unixPath, "unix|" + plugins.SocketBase() + "/../" + filepath.Base(unixPath)} {
+		c, err := plugins.Options{StartTimeout: 20 * time.Second}.Start(ctxT(t), self(t), nil,
+			[]string{modeEnv + "=foreign-address", "TOOLBOX_PLUGINS_TEST_ADDR=" + addr})
+		if err == nil {
+			c.Close()
+			t.Fatalf("%s: Start succeeded", addr)
+		}
+		if !errors.Is(err, plugins.ErrHandshakeAddress) || !strings.Contains(err.Error(), strings.SplitN(addr, "|", 2)[1]) {
+			t.Errorf("%s: Start: %v\nwant %v naming the address", addr, err, plugins.ErrHandshakeAddress)
+		}
+	}
+	if n := dialled.Load(); n != 0 {
+		t.Errorf("the host dialled the plugin's address %d times", n)
 	}
 }
 

@@ -12,6 +12,11 @@ var (
 	// ErrProtocolVersion: the handshake names another contract version, go-plugin
 	// core version or transport (only gRPC is accepted).
 	ErrProtocolVersion = errors.New("unsupported plugin protocol")
+	// ErrHandshakeAddress: the handshake names an address other than a unix
+	// socket in the directory toolbox made for the plugin (a TCP address,
+	// another socket on the host). toolbox dials what the handshake names,
+	// outside the plugin's sandbox, so it dials nothing else.
+	ErrHandshakeAddress = errors.New("plugin handshake names an address outside its socket directory")
 	// ErrStdoutBeforeHandshake: the plugin wrote to stdout before its
 	// handshake line; the handshake must be the first thing on stdout.
 	ErrStdoutBeforeHandshake = errors.New("plugin wrote to stdout before the handshake")

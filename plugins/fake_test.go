@@ -72,6 +72,11 @@ func fakePlugin(mode string) int {
 		// What a net/rpc go-plugin prints; nothing listens there.
 		fmt.Printf("%d|%d|unix|/nonexistent/plugin.sock|netrpc\n", plugin.CoreProtocolVersion, plugins.ProtocolVersion)
 		time.Sleep(time.Hour)
+	case "foreign-address":
+		// A hostile plugin names an address of its choosing, which the host
+		// would dial from outside the sandbox.
+		fmt.Printf("%d|%d|%s|grpc\n", plugin.CoreProtocolVersion, plugins.ProtocolVersion, os.Getenv("TOOLBOX_PLUGINS_TEST_ADDR"))
+		time.Sleep(time.Hour)
 	case "bad-describe":
 		sdk.Serve(badDescribe{})
 	default:

@@ -3,6 +3,7 @@ package plugins
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,11 @@ type handshakeWatch struct {
 	// line is the handshake line, once seen.
 	line  string
 	timer *time.Timer
+	// socketDir is the directory go-plugin made for this start; the only
+	// address a handshake may name is a unix socket directly inside it.
+	socketDir string
+	// badAddr is the address of a handshake refused for naming another.
+	badAddr string
 }
 
 type hsPhase int
@@ -54,8 +60,17 @@ func (h *handshakeWatch) observe(chunk []byte, complete bool) {
 		return
 	}
 	line := strings.TrimRight(string(chunk), "\r\n")
-	if _, ok := parseHandshake(line); ok && complete {
+	if hs, ok := parseHandshake(line); ok && complete {
 		h.line = line
+		if hs.mismatch() == "" && !hs.addressInside(h.socketDir) {
+			// The host would dial what the plugin names: a TCP address
+			// (its loopback services, a name that leaks through DNS) or any
+			// unix socket on the host, from outside the plugin's sandbox.
+			h.badAddr = hs.network + ":" + hs.address
+			h.refuseLocked()
+			h.mu.Unlock()
+			return
+		}
 		if len(h.junk) > 0 {
 			h.refuseLocked()
 			h.mu.Unlock()
@@ -106,19 +121,30 @@ func (h *handshakeWatch) eof() {
 	h.fwd.Close()
 }
 
-// snapshot returns what was seen: the junk printed before any handshake and
-// the handshake line ("" when none).
-func (h *handshakeWatch) snapshot() (junk, line string) {
+// snapshot returns what was seen: the junk printed before any handshake,
+// the handshake line ("" when none) and the address of a handshake refused
+// for naming one outside the socket directory ("" when none).
+func (h *handshakeWatch) snapshot() (junk, line, badAddr string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return string(h.junk), h.line
+	return string(h.junk), h.line, h.badAddr
 }
 
 // handshake is a parsed go-plugin handshake line:
 // CORE-VERSION|APP-VERSION|NETWORK|ADDRESS|PROTOCOL[|...].
 type handshake struct {
-	core, app int
-	protocol  string
+	core, app        int
+	network, address string
+	protocol         string
+}
+
+// addressInside reports whether the handshake names a unix socket directly
+// inside dir, the socket directory toolbox had go-plugin make for this
+// start (and granted to the plugin's sandbox). Nothing else is dialled.
+func (hs handshake) addressInside(dir string) bool {
+	return hs.network == "unix" && dir != "" &&
+		filepath.IsAbs(hs.address) && filepath.Clean(hs.address) == hs.address &&
+		filepath.Dir(hs.address) == filepath.Clean(dir)
 }
 
 // parseHandshake recognises a go-plugin handshake line; ok is false for
@@ -135,6 +161,7 @@ func parseHandshake(line string) (hs handshake, ok bool) {
 	if hs.app, err = strconv.Atoi(parts[1]); err != nil {
 		return hs, false
 	}
+	hs.network, hs.address = parts[2], parts[3]
 	hs.protocol = string(plugin.ProtocolNetRPC) // go-plugin's default when absent
 	if len(parts) >= 5 && parts[4] != "" {
 		hs.protocol = parts[4]
