@@ -201,7 +201,7 @@ func lockTrust(cfg *Config, mechanism, stateDir string) *runspec.Trust {
 		if !filepath.IsAbs(root) {
 			root = filepath.Join(cfg.Dir, root)
 		}
-		tr.Protected = append(tr.Protected, root)
+		tr.Hidden = append(tr.Hidden, root) // every tool's secrets
 	}
 	for _, t := range cfg.Tools {
 		tr.Protected = append(tr.Protected, t.Path)
@@ -223,7 +223,7 @@ func lockTrust(cfg *Config, mechanism, stateDir string) *runspec.Trust {
 	tr.Protected = append(tr.Protected, runspec.SelfExecutables()...)
 	if stateDir != "" {
 		if abs, err := filepath.Abs(stateDir); err == nil {
-			tr.Hidden = []string{abs}
+			tr.Hidden = append(tr.Hidden, abs)
 		}
 	}
 	return tr

@@ -104,7 +104,15 @@ func TestLockRefusesGrantOverProtected(t *testing.T) {
 		t.Errorf("status %q, want skipped", res.Tools["t"].Status)
 	}
 	if s.Bwrap {
-		if res := compileDir(t, dir, "bwrap"); len(res.Errs) > 0 {
+		// bwrap masks protected files through their directories: the
+		// grant directly holding the toolbox file is refused, and one
+		// above it locks.
+		res := compileDir(t, dir, "bwrap")
+		if len(res.Errs) != 1 || !strings.Contains(res.Errs[0].Error(), "directly holds") {
+			t.Fatalf("bwrap, a grant directly holding the toolbox file: %v", res.Errs)
+		}
+		up := toolboxDir(t, "bwrap", `{"protocol":2,"slug":"t","description":"t","args":[],"runtime":{"sandbox":{"fs":{"write":["../.."]}}}}`)
+		if res := compileDir(t, up, "bwrap"); len(res.Errs) > 0 {
 			t.Fatalf("bwrap masks the protected paths, yet: %v", res.Errs)
 		}
 	}

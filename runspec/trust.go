@@ -23,18 +23,18 @@ type Trust struct {
 	// sandbox.Spec.Protected).
 	Protected []string
 	// Hidden are the host directories no tool may reach (the state dir in
-	// use).
+	// use, the envdir root).
 	Hidden []string
 	// Bwrap is the lock's pinned bubblewrap; nil when no tool uses it.
 	Bwrap *sandbox.BwrapPin
 }
 
 // NewTrust is the Trust of lock l at lockPath (absolute): protected are
-// the lock, the toolbox file, the envdir root, every locked binary (tools,
-// plugins, the MCP servers' executables and entry scripts), the pinned
-// bubblewrap and toolbox's own executables
-// (SelfExecutables); hidden are the hidden directories that are not ""
-// (the state dir the caller uses: its records, logs and socket).
+// the lock, the toolbox file, every locked binary (tools, plugins, the
+// MCP servers' executables and entry scripts), the pinned bubblewrap and
+// toolbox's own executables (SelfExecutables); hidden are the envdir root
+// (every tool's and server's secrets) and the hidden directories that are
+// not "" (the state dir the caller uses: its records, logs and socket).
 func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 	dir := filepath.Dir(lockPath)
 	tr := &Trust{LockPath: lockPath, Protected: []string{lockPath}}
@@ -53,7 +53,9 @@ func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 	}
 	tr.Protected = append(tr.Protected, resolve(dir, l.File.Path))
 	if l.EnvdirRoot != "" {
-		tr.Protected = append(tr.Protected, resolve(dir, l.EnvdirRoot))
+		// Hidden, not only read-only: every tool's secrets are there, and
+		// the launcher, not the tool, reads a tool's own envdir.
+		hidden = append(slices.Clip(hidden), resolve(dir, l.EnvdirRoot))
 	}
 	var bins []string
 	for _, t := range l.Tools {

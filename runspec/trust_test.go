@@ -14,7 +14,8 @@ import (
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
-// NewTrust protects everything a later run trusts and hides the state dir.
+// NewTrust protects everything a later run trusts and hides the state dir
+// and the envdir root (every tool's secrets).
 func TestNewTrust(t *testing.T) {
 	dir := t.TempDir()
 	l := manifest.New()
@@ -27,16 +28,16 @@ func TestNewTrust(t *testing.T) {
 	lock := filepath.Join(dir, "toolbox.lock.json")
 	tr := NewTrust(lock, l, "/var/lib/toolbox")
 	self, _ := os.Executable()
-	for _, want := range []string{lock, dir + "/toolbox.hcl", dir + "/env", dir + "/tools/a", "/opt/b", "/usr/bin/bwrap", self} {
+	for _, want := range []string{lock, dir + "/toolbox.hcl", dir + "/tools/a", "/opt/b", "/usr/bin/bwrap", self} {
 		if !slices.Contains(tr.Protected, want) {
 			t.Errorf("%s is not protected: %q", want, tr.Protected)
 		}
 	}
-	if !slices.Equal(tr.Hidden, []string{"/var/lib/toolbox"}) || tr.Bwrap == nil || tr.Bwrap.Path != "/usr/bin/bwrap" || tr.LockPath != lock {
+	if !slices.Equal(tr.Hidden, []string{"/var/lib/toolbox", dir + "/env"}) || tr.Bwrap == nil || tr.Bwrap.Path != "/usr/bin/bwrap" || tr.LockPath != lock {
 		t.Errorf("trust %+v", tr)
 	}
-	if n := len(NewTrust(lock, l, "").Hidden); n != 0 {
-		t.Errorf("no state dir: %d hidden", n)
+	if h := NewTrust(lock, l, "").Hidden; !slices.Equal(h, []string{dir + "/env"}) {
+		t.Errorf("no state dir: hidden %q, want only the envdir root", h)
 	}
 }
 

@@ -121,6 +121,10 @@ type ProtectedExposure struct {
 	How string `json:"how"`
 	// Inside is where the tool sees it (masked or read-only).
 	Inside string `json:"inside,omitempty"`
+	// Mask is the read-only mount that guards it under bwrap: Inside
+	// itself, or for a protected file in a writable path its directory
+	// (a mount on a file is dropped when the host renames over it).
+	Mask string `json:"mask,omitempty"`
 }
 
 // LimitExposure is one limit of a tool and how this machine enforces it.
@@ -213,7 +217,7 @@ func Explain(spec *Spec, c Command, opts ExplainOptions) (*Exposure, error) {
 		return nil, r
 	}
 	e := &Exposure{Mechanism: m, UID: toolUID(s), GID: toolGID(s), Read: []PathExposure{}, Write: []PathExposure{}, System: []string{}}
-	e.Limits = s.Limits.exposure(m, toolUID(s), cg)
+	e.Limits = s.Limits.exposure(m, toolUID(s), cg, !s.TmpPrivate)
 	switch m {
 	case None:
 		e.explainNone(s)
@@ -288,7 +292,7 @@ func (e *Exposure) explainBwrap(s *Spec, lay *bwrapLayout) {
 		for _, m := range lay.masks {
 			if m.kind != maskPin && within(p.path, m.src) {
 				rel, _ := filepath.Rel(m.src, p.path)
-				pe.Inside, pe.How, masked = filepath.Join(m.inside, rel), ProtectedMasked, true
+				pe.Inside, pe.Mask, pe.How, masked = filepath.Join(m.inside, rel), m.inside, ProtectedMasked, true
 				if m.kind == maskHidden {
 					pe.How = ProtectedHidden
 				}
@@ -410,8 +414,9 @@ func filterName(r filterRules, tty bool) string {
 // exposure lists the six limits of l for a tool running as uid under m,
 // each with what enforces it on this machine: the rlimits Start sets
 // (rlimits), the call's cgroup when one is made (CgroupSupport.needed),
-// bwrap's tmpfs sizes.
-func (l Limits) exposure(m Mechanism, uid uint32, cg CgroupSupport) []LimitExposure {
+// bwrap's tmpfs sizes. sharedTmp says the tool's /tmp is the toolbox's
+// shared directory, a host directory no tmpfs size bounds.
+func (l Limits) exposure(m Mechanism, uid uint32, cg CgroupSupport, sharedTmp bool) []LimitExposure {
 	rs := l.rlimits(m, uid, cg.Pids && cg.Dir != "")
 	has := func(res int) bool {
 		return slices.ContainsFunc(rs, func(r rlimit) bool { return r.Resource == res })
@@ -443,11 +448,24 @@ func (l Limits) exposure(m Mechanism, uid uint32, cg CgroupSupport) []LimitExpos
 		return ""
 	}
 	tmp := one("tmp_size", l.TmpSize, true, if_(m == Bwrap, "tmpfs size (/, a private /tmp, /dev/shm)"))
-	if l.TmpSize > 0 && m != Bwrap {
+	switch {
+	case l.TmpSize > 0 && m != Bwrap:
 		tmp.How = fmt.Sprintf("not applicable: %s mounts no tmpfs (file_size bounds each file of its tmp)", m)
+	case l.TmpSize > 0 && sharedTmp:
+		// The shared tmp is a host directory: what the tool writes there
+		// stays on the host's disk, bounded per file only.
+		tmp.Enforced = false
+		tmp.How = "tmpfs size of / and /dev/shm only: its /tmp is the toolbox's shared directory on the host's disk, where file_size bounds each file, not their sum (declare tmp: private for a sized tmpfs)"
+	}
+	memory := one("memory", l.Memory, true, if_(has(unix.RLIMIT_DATA), "RLIMIT_DATA"), if_(cgroup && cg.Memory, "cgroup memory.max"))
+	if memory.Enforced && !(cgroup && cg.Memory) {
+		// RLIMIT_DATA counts a process's private writable mappings: not
+		// shared ones (memfd, MAP_SHARED, tmpfs pages), and each process
+		// of the tool has its own.
+		memory.How += " per process (shared memory, memfd and tmpfs pages are not counted; a cgroup's memory.max would count them)"
 	}
 	return []LimitExposure{
-		one("memory", l.Memory, true, if_(has(unix.RLIMIT_DATA), "RLIMIT_DATA"), if_(cgroup && cg.Memory, "cgroup memory.max")),
+		memory,
 		one("file_size", l.FileSize, true, if_(has(unix.RLIMIT_FSIZE), "RLIMIT_FSIZE")),
 		one("open_files", l.OpenFiles, false, if_(has(unix.RLIMIT_NOFILE), "RLIMIT_NOFILE")),
 		one("cpu_seconds", l.CPUSeconds, false, if_(has(unix.RLIMIT_CPU), "RLIMIT_CPU")),

@@ -57,10 +57,10 @@ func TestExplainIsWhatStartGives(t *testing.T) {
 			switch p.How {
 			case ProtectedMasked:
 				masked++
-				want(p.Inside, "ro")
+				want(p.Mask, "ro")
 			case ProtectedHidden:
 				masked++
-				want(p.Inside, "ro")
+				want(p.Mask, "ro")
 				if fstype[p.Inside] != "tmpfs" {
 					t.Errorf("hidden %s is a %q mount, want tmpfs", p.Inside, fstype[p.Inside])
 				}

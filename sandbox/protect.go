@@ -66,7 +66,7 @@ func (s *Spec) guardedPaths() []guarded {
 
 const (
 	fixProtected = "declare narrower writable paths that leave out the toolbox file, the lock, the envdir root and every locked binary (or their directories)"
-	fixHidden    = "declare paths that leave out toolbox's state directory"
+	fixHidden    = "declare paths that leave out toolbox's state directory and the envdir root"
 )
 
 // guardRefusal refuses what no mechanism can make safe, and under landlock
@@ -77,7 +77,7 @@ const (
 func guardRefusal(m Mechanism, gs []grant, gp []guarded) error {
 	why := func(p guarded) (what, fix string) {
 		if p.hide {
-			return "it is toolbox's state directory, which no tool may reach", fixHidden
+			return "no tool may reach it (toolbox's state directory, or the envdir root, which holds every tool's secrets)", fixHidden
 		}
 		return "a later run trusts it", fixProtected
 	}
@@ -90,6 +90,16 @@ func guardRefusal(m Mechanism, gs []grant, gp []guarded) error {
 		}
 	}
 	if m != Landlock {
+		// bwrap masks a protected file through its directory
+		// (bwrapMasks), which cannot be the writable grant itself.
+		for _, g := range gs {
+			for _, p := range gp {
+				if g.write && !p.dir && !p.hide && filepath.Dir(p.path) == g.src {
+					return refuse(g.field, m, fixProtected+"; or keep the toolbox file and its lock in a directory of their own inside it, such as .toolbox/",
+						"writable path %q (%s) directly holds %q: a later run trusts it, and a read-only mount on a file is dropped when the host replaces it by rename", g.dest, g.src, p.path)
+				}
+			}
+		}
 		return nil
 	}
 	for _, g := range gs {
@@ -139,7 +149,17 @@ func bwrapMasks(gs []grant, sys []sysEntry, gp []guarded) []mask {
 			if !(g.write || p.hide) || p.path == g.src || !within(p.path, g.src) {
 				continue
 			}
-			rel, _ := filepath.Rel(g.src, p.path)
+			target := p.path
+			if g.write && !p.dir && !p.hide {
+				// A mount on a file lasts only as long as its dentry: when
+				// the host replaces the file by rename (toolbox lock, an
+				// install, an editor), the kernel drops the mount in every
+				// running sandbox and the new file is writable. The file's
+				// directory stays: mask that (guardRefusal refuses the case
+				// where it is the grant itself).
+				target = filepath.Dir(p.path)
+			}
+			rel, _ := filepath.Rel(g.src, target)
 			inside := filepath.Join(g.dest, rel)
 			if visibleMount(inside, gs, sys) != i {
 				continue // a deeper mount shows something else there
@@ -150,7 +170,7 @@ func bwrapMasks(gs []grant, sys []sysEntry, gp []guarded) []mask {
 			}
 			if !seen[inside] {
 				seen[inside] = true
-				masks = append(masks, mask{inside: inside, src: p.path, kind: kind})
+				masks = append(masks, mask{inside: inside, src: target, kind: kind})
 			}
 			if !g.write {
 				continue

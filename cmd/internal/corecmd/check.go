@@ -6,14 +6,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/sandbox"
@@ -126,8 +130,12 @@ type probeReport struct {
 	// Limits says which limits this machine enforces, and how.
 	Limits []sandbox.LimitEnforcement `json:"limits"`
 	// Exposure is what every locked tool and the builtin "process" would
-	// reach if run now, with a verdict each.
+	// reach if run now, with a verdict each: for the lock on disk, which
+	// runs use, when it loads.
 	Exposure exposureReport `json:"exposure"`
+	// LockDrift lists how the lock on disk differs from what the probes
+	// found (absent when they agree, or when there is no lock yet).
+	LockDrift []string `json:"lock_drift,omitempty"`
 }
 
 type capabilityProbe struct {
@@ -166,7 +174,26 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 		compiler.MarkDrift(res, locked)
 	}
 	rep := buildProbeReport(res)
-	rep.Exposure = buildExposure(opts, opts.ToolboxFile(), res.Draft, os.Environ())
+	explained := res.Draft
+	var drift error
+	if res.Lock != nil && opts.Sandbox == "" {
+		// Runs use the lock on disk, not what the probes found: a lock
+		// edited by hand (or by a tool) shows here, and the exposure is
+		// the one of the lock a run would use. --sandbox probes another
+		// mechanism on purpose, so its lock differs by design.
+		disk, changes, err := probedLockDiff(opts.ToolboxFile(), res.Lock)
+		if err != nil {
+			return err
+		}
+		if changes != nil {
+			rep.LockDrift = changes
+			drift = cli.WithCode(cli.ExitDrift, fmt.Errorf("the lock on disk is not what the probes found; runs use the lock on disk; run `toolbox lock`:\n  %s", strings.Join(changes, "\n  ")))
+			if disk != nil {
+				explained = disk
+			}
+		}
+	}
+	rep.Exposure = buildExposure(opts, opts.ToolboxFile(), explained, os.Environ())
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {
 			return err
@@ -182,7 +209,58 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 	if len(res.Errs) > 0 {
 		return errors.New(joinErrs("some tools cannot be locked:", res.Errs))
 	}
-	return nil
+	return drift
+}
+
+// probedLockDiff compares the lock the probes built for file with the lock
+// beside it (see lockDiff). No lock yet is no difference: check --probe
+// also serves before the first lock.
+func probedLockDiff(file string, probed *manifest.Lock) (*manifest.Lock, []string, error) {
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	path := manifest.LockPath(file)
+	if raw, err := inputfile.ReadFile(path, manifest.MaxLockBytes); err == nil {
+		if disk, err := manifest.Unmarshal(raw); err == nil {
+			probed = withHealthOf(probed, disk)
+		}
+	}
+	data, err := manifest.Marshal(probed)
+	if err != nil {
+		return nil, nil, err
+	}
+	disk, changes, err := lockDiff(path, probed, data)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	return disk, changes, err
+}
+
+// withHealthOf returns a copy of probed holding disk's probe results and
+// active backends: a check that passes or fails now is the machine's live
+// state, which check --probe reports, not a lock that differs from its
+// tools (what they declare, their binaries, how they run).
+func withHealthOf(probed, disk *manifest.Lock) *manifest.Lock {
+	out := *probed
+	out.Tools = make(map[string]*manifest.Tool, len(probed.Tools))
+	for name, t := range probed.Tools {
+		if d := disk.Tools[name]; d != nil && t.Describe != nil && d.Describe != nil {
+			c := *t
+			c.Probe = d.Probe
+			t = &c
+		}
+		out.Tools[name] = t
+	}
+	out.Capabilities = make(map[string]*manifest.Capability, len(probed.Capabilities))
+	for name, c := range probed.Capabilities {
+		if d := disk.Capabilities[name]; d != nil && slices.Equal(d.Backends, c.Backends) {
+			cc := *c
+			cc.Active = d.Active
+			c = &cc
+		}
+		out.Capabilities[name] = c
+	}
+	return &out
 }
 
 func buildProbeReport(res *compiler.Result) probeReport {

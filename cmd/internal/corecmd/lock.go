@@ -154,12 +154,32 @@ func progress(w io.Writer, total int) func(*compiler.ToolReport) {
 // checkDrift compares what lock would write with the lock on disk; it
 // returns what changed (nil when up to date) and the error of --check.
 func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte) ([]string, error) {
-	old, err := inputfile.ReadFile(path, manifest.MaxLockBytes)
+	_, changes, err := lockDiff(path, lock, data)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []string{"no lock file"}, cli.WithCode(cli.ExitDrift, fmt.Errorf("%s does not exist; run `toolbox lock` and commit it", path))
 	}
 	if err != nil {
 		return nil, err
+	}
+	if changes == nil {
+		if !opts.JSON {
+			fmt.Fprintf(opts.IO.Err, "%s is up to date\n", path)
+		}
+		return nil, nil
+	}
+	msg := fmt.Sprintf("%s is out of date; run `toolbox lock`:\n  %s", path, strings.Join(changes, "\n  "))
+	return changes, cli.WithCode(cli.ExitDrift, errors.New(msg))
+}
+
+// lockDiff compares lock (data is its canonical bytes) with the lock at
+// path. It returns the lock on disk when it loads, and what differs: nil
+// when the two agree (a toolbox file whose bytes changed but whose
+// configuration did not is no difference). Errors: fs.ErrNotExist when
+// there is no lock, or the read error.
+func lockDiff(path string, lock *manifest.Lock, data []byte) (*manifest.Lock, []string, error) {
+	old, err := inputfile.ReadFile(path, manifest.MaxLockBytes)
+	if err != nil {
+		return nil, nil, err
 	}
 	prev, perr := manifest.Unmarshal(old)
 	if perr == nil && prev.File.Path == lock.File.Path && prev.File.Config == lock.File.Config && prev.File.SHA256 != lock.File.SHA256 {
@@ -168,15 +188,12 @@ func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte
 		same := *lock
 		same.File.SHA256 = prev.File.SHA256
 		if data, err = manifest.Marshal(&same); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		lock = &same
 	}
 	if bytes.Equal(old, data) {
-		if !opts.JSON {
-			fmt.Fprintf(opts.IO.Err, "%s is up to date\n", path)
-		}
-		return nil, nil
+		return prev, nil, nil
 	}
 	var changes []string
 	if perr == nil {
@@ -187,8 +204,10 @@ func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte
 	if len(changes) == 0 {
 		changes = []string{"the lock on disk is not in canonical form"}
 	}
-	msg := fmt.Sprintf("%s is out of date; run `toolbox lock`:\n  %s", path, strings.Join(changes, "\n  "))
-	return changes, cli.WithCode(cli.ExitDrift, errors.New(msg))
+	if perr != nil {
+		prev = nil
+	}
+	return prev, changes, nil
 }
 
 func printLockSummary(opts *LockOptions, res *compiler.Result, path string) {
