@@ -80,8 +80,8 @@ if "$work/toolbox" lock -f "$work/repo/toolboxes/default/toolbox.hcl" 2>/dev/nul
   echo
   echo "== cold toolbox run: exec tool vs go-plugin tool with the same args (read_file, sandboxed alike)"
   measure "$work/ratio" -n "$((runs / 4 + 1))" \
-    exec "$work/toolbox run -f $work/repo/toolboxes/default/toolbox.hcl read_file_sh --args {\"path\":\"notes.txt\"}" \
-    plugin "$work/toolbox run -f $work/repo/toolboxes/default/toolbox.hcl read_file_go --args {\"path\":\"notes.txt\"}"
+    exec "$work/toolbox run -f $work/repo/toolboxes/default/toolbox.hcl --workspace $work/repo read_file_sh --args {\"path\":\"notes.txt\"}" \
+    plugin "$work/toolbox run -f $work/repo/toolboxes/default/toolbox.hcl --workspace $work/repo read_file_go --args {\"path\":\"notes.txt\"}"
 else
   echo "(the default toolbox could not be locked here: skipping the plugin benchmark)"
 fi
@@ -189,11 +189,11 @@ if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 &&
   measure "$work/mcpcall" -n "$calls" \
     official read_text_file "{\"path\":\"$work/repo/notes.txt\"}" \
     "node $work/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js $work/repo" \
-    toolbox-plugin read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --backend read_file=read_file_go" 2>/dev/null
+    toolbox-plugin read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --workspace $work/repo --backend read_file=read_file_go" 2>/dev/null
 else
   echo "(npm or node is missing, or the install failed: skipping the official filesystem server)"
   measure "$work/mcpcall" -n "$calls" \
-    toolbox-plugin read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --backend read_file=read_file_go"
+    toolbox-plugin read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --workspace $work/repo --backend read_file=read_file_go"
 fi
 
 # The floor of an exec tool's call: bare bwrap with the binds toolbox gives
@@ -221,13 +221,13 @@ if command -v bwrap >/dev/null 2>&1; then
   echo "== exec read_file over MCP stdio vs the floor: bare bwrap with the same binds running the same script (target: <= 1.3x)"
   measure "$work/mcpcall" -n "$calls" \
     floor exec - "$(bwrap_floor "$work/repo" "$work/repo/toolboxes/default/tools")" \
-    toolbox-exec read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb"
+    toolbox-exec read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --workspace $work/repo"
 
   echo
   echo "== 50 concurrent exec read_file calls over MCP stdio: p50 and p99 without a limit (--max-calls 1000) and with the default (4 per core)"
   measure "$work/mcpcall" -n 10 -warmup 1 -c 50 \
-    unlimited read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --max-calls 1000" \
-    default-limit read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb"
+    unlimited read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --workspace $work/repo --max-calls 1000" \
+    default-limit read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --workspace $work/repo"
 else
   echo "(bwrap is missing: skipping the exec benchmarks over MCP)"
 fi

@@ -47,6 +47,11 @@ type Options struct {
 	// StateDir is the state directory toolbox uses ("" = none known): a
 	// tool whose sandbox would reach it is refused (DESIGN.md §6).
 	StateDir string
+	// Workspace is the workspace checks run on (check --probe
+	// --workspace). The zero value, what lock uses, is a private empty
+	// directory made for the compile: a lock never depends on a project
+	// (see probeWorkspace).
+	Workspace runspec.Workspace
 }
 
 // ToolReport is what probing found about one tool, or about an MCP
@@ -113,12 +118,18 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	}
 	lock := manifest.New()
 	lock.Sandbox, lock.EnvdirRoot, lock.EnvAllowlist, lock.Builtins = mech, cfg.EnvdirRoot, cfg.EnvAllowlist, cfg.Builtins
+	lock.Workspace = cfg.Workspace
 	lock.File = manifest.FileRef{Path: filepath.Base(cfg.Path), SHA256: sha256Hex(cfg.Source), Config: cfg.Digest}
 	var limitErrs []error
 	lock.BuiltinLimits, limitErrs = builtinLimits(cfg)
 
 	p := &prober{cfg: cfg, opts: opts, mechanism: mech, lock: lock}
 	p.trust = lockTrust(cfg, mech, opts.StateDir)
+	cleanup, wsErr := p.probeWorkspace()
+	defer cleanup()
+	if wsErr != nil {
+		return &Result{Tools: map[string]*ToolReport{}, Errs: []error{wsErr}}
+	}
 	reports := make([]*ToolReport, len(cfg.Tools))
 	locked := make([]*manifest.Tool, len(cfg.Tools))
 	sem := make(chan struct{}, opts.Parallel)
@@ -272,6 +283,9 @@ type prober struct {
 	mechanism string
 	lock      *manifest.Lock
 	trust     *runspec.Trust // what the lock will protect, and the bwrap it pins
+	// private: the workspace is the compile's own empty directory, where
+	// the paths a tool declares below the workspace may be created.
+	private bool
 }
 
 // probe describes, resolves the runtime of, and checks one tool.
@@ -359,6 +373,7 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	}
 	lt.OmitSend = t.OmitSend
 
+	p.makeWorkspacePaths(d)
 	rt, err := p.resolveRuntime(t, d)
 	if err == nil {
 		rt.Limits, err = p.toolLimits(t, rt)

@@ -30,6 +30,9 @@ type Config struct {
 	Sandbox string
 	// EnvdirRoot as written ("" = unset); relative to Dir unless absolute.
 	EnvdirRoot string
+	// Workspace is the default workspace (the workspace attribute), a
+	// clean slash path relative to Dir unless absolute; "" when unset.
+	Workspace string
 	// EnvAllowlist is nil unless the file sets env_allowlist.
 	EnvAllowlist []string
 	// Tools in declaration order, `tools` directory sources expanded.
@@ -116,7 +119,7 @@ type CapabilityDecl struct {
 var knownBuiltins = map[string]bool{"process": true}
 
 var rootSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "sandbox"}, {Name: "envdir_root"}, {Name: "env_allowlist"}},
+	Attributes: []hcl.AttributeSchema{{Name: "sandbox"}, {Name: "envdir_root"}, {Name: "env_allowlist"}, {Name: "workspace"}},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "tool", LabelNames: []string{"name"}},
 		{Type: "plugin", LabelNames: []string{"name"}},
@@ -210,6 +213,7 @@ func (l *loader) root(c *hcl.BodyContent) {
 			l.cfg.EnvdirRoot = s
 		}
 	}
+	l.workspace(c.Attributes["workspace"])
 	if a := c.Attributes["env_allowlist"]; a != nil {
 		if list, ok := l.strList(a, "env_allowlist"); ok {
 			if list == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/toolbox-dev/toolbox/catalog"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/mcpbackend"
+	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
 	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/sandbox"
@@ -98,6 +99,9 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 		return refuse(err)
 	}
 
+	if srv.Sandbox != nil {
+		p.makeWorkspaceFS(srv.Sandbox.FS)
+	}
 	probeLock := &manifest.Lock{EnvAllowlist: p.cfg.EnvAllowlist, MCPServers: map[string]*manifest.MCPServer{d.Name: srv}}
 	// What every start would refuse (a grant reaching a protected path
 	// landlock cannot mask, the state dir, the host's /tmp) is refused
@@ -238,6 +242,9 @@ func (p *prober) mcpRuntime(d *MCPServerDecl) (*manifest.MCPServer, error) {
 			// Resolved now, once: a start opens exactly these, without
 			// following a link planted later (DESIGN.md §6).
 			for _, path := range append(slices.Clone(out.FS.Read), out.FS.Write...) {
+				if _, named, _ := protocol.WorkspacePath(path); named {
+					continue // the workspace is resolved at each call
+				}
 				abs := filepath.FromSlash(path)
 				if !filepath.IsAbs(abs) {
 					abs = filepath.Join(p.cfg.Dir, abs)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -92,6 +93,9 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 			}{{sandbox.FieldRead, sb.FS.Read}, {sandbox.FieldWrite, sb.FS.Write}} {
 				field := g.field
 				for _, path := range g.paths {
+					if _, named, _ := protocol.WorkspacePath(path); named {
+						continue // resolved at each call, never pinned (DESIGN.md §4)
+					}
 					abs := path
 					if !filepath.IsAbs(abs) {
 						abs = filepath.Join(toolDir, path)
@@ -147,7 +151,9 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 		}
 		rt.Envdir = filepath.ToSlash(dir)
 	}
-	if decl.Rundir != "" {
+	if rel, named, _ := protocol.WorkspacePath(decl.Rundir); named {
+		rt.Rundir = path.Join(protocol.WorkspaceToken, rel) // resolved at each call
+	} else if decl.Rundir != "" {
 		abs := decl.Rundir
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(toolDir, abs)

@@ -40,6 +40,11 @@ type MCPCall struct {
 	// StateDir is the state directory the caller uses ("" for none): no
 	// sandboxed server may reach it (runspec.NewTrust).
 	StateDir string
+	// Workspace is the caller's choice of workspace (Request.Workspace):
+	// a server's paths naming {workspace} are resolved under it
+	// (runspec.Trust.WithWorkspace). A runner that keeps servers keeps
+	// one per workspace too.
+	Workspace runspec.Workspace
 	// Redactor replaces the server's secrets (the values of its envdir)
 	// in what the runner reports; nil when it has none.
 	Redactor *Redactor
@@ -100,7 +105,7 @@ func runMCP(ctx context.Context, req Request, toolName, backend string, t *manif
 	call := MCPCall{
 		LockPath: req.LockPath, Lock: req.Lock, Server: t.MCP.Server, Tool: t.MCP.Name,
 		Args: values, CallerEnv: req.CallerEnv, Session: req.Session, StateDir: req.StateDir,
-		Redactor: red,
+		Workspace: req.Workspace, Redactor: red,
 	}
 	o := execOptions{timeout: callTimeout(req.Timeout, t), stdout: req.Stdout, stderr: req.Stderr, redactor: red}
 	var answer json.RawMessage

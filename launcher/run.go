@@ -64,6 +64,12 @@ type Request struct {
 	// StateDir is the state directory the caller uses ("" for none): no
 	// sandboxed tool may reach it (runspec.NewTrust).
 	StateDir string
+	// Workspace is the caller's choice of workspace (--workspace or
+	// $TOOLBOX_WORKSPACE, runspec.ChooseWorkspace); the zero value takes
+	// the toolbox file's default, else the current directory. It is
+	// resolved for this call (runspec.Trust.WithWorkspace): a tool naming
+	// the workspace is refused when it cannot be used.
+	Workspace runspec.Workspace
 	// KeepEvents is how many of a stream tool's last events the Result
 	// keeps (0 = DefaultKeepEvents); the others are counted in Elided.
 	// Every event still reaches Stdout as it arrives.
@@ -332,7 +338,7 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	spec, cmd, err := runspec.Prepare(filepath.Dir(req.LockPath), t, req.Lock.EnvAllowlist, runspec.Params{
 		Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env, Stdin: inv.Stdin,
 		CallerEnv: req.CallerEnv, Session: req.Session,
-		Trust: runspec.NewTrust(req.LockPath, req.Lock, req.StateDir),
+		Trust: runspec.NewTrust(req.LockPath, req.Lock, req.StateDir).WithWorkspace(req.Workspace),
 	})
 	if err != nil {
 		return nil, red.Error(named(toolName, err)) // it names the tool and the fix

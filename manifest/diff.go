@@ -40,6 +40,7 @@ func Diff(prev, next *Lock) []string {
 	}
 	d.str("sandbox:", prev.Sandbox, next.Sandbox)
 	d.str("envdir_root:", prev.EnvdirRoot, next.EnvdirRoot)
+	d.str("default workspace:", prev.Workspace, next.Workspace)
 	d.list("env_allowlist:", prev.EnvAllowlist, next.EnvAllowlist)
 	d.list("builtins:", prev.Builtins, next.Builtins)
 	if !sameJSON(prev.Process, next.Process) {

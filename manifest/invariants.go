@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // Mechanisms a toolbox's sandbox setting can choose for a tool that
@@ -113,15 +115,19 @@ func (v *validator) toolConfinement(name string, t *Tool, request string) {
 		declared = append(slices.Clone(rt.Sandbox.FS.Read), rt.Sandbox.FS.Write...)
 	}
 	for _, p := range declared {
+		if _, ws, err := protocol.WorkspacePath(p); err != nil || ws {
+			continue // resolved at each call; a bad one is workspaceUses'
+		}
 		if r, ok := t.Runtime.Paths[p]; !ok || r == "" || strings.ContainsRune(r, 0) {
 			v.addf("%s: runtime.paths lacks the lock-time resolution of declared path %q", at, p)
 		}
 	}
 	for _, p := range sortedKeys(t.Runtime.Paths) {
-		if !slices.Contains(declared, p) {
-			v.addf("%s: runtime.paths holds %q, which the describe document does not declare", at, p)
+		if _, ws, _ := protocol.WorkspacePath(p); ws || !slices.Contains(declared, p) {
+			v.addf("%s: runtime.paths holds %q, which the describe document does not declare as a path resolved at lock (the workspace is resolved at each call)", at, p)
 		}
 	}
+	v.workspaceUses(at, t, declared)
 }
 
 // landlockHonours refuses landlock (mechanism m) for what it can never

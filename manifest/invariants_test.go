@@ -89,31 +89,37 @@ func TestTamperedLockIsRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := testLock()
 			tc.edit(l)
-			// Encoded without Marshal's validation, as a tool that
-			// rewrote the file would.
-			w, problems := toWire(normalized(l))
-			if len(problems) > 0 {
-				t.Fatal(problems)
-			}
-			data, encErr := encodeCanonical(w)
-			if encErr != nil {
-				t.Fatal(encErr)
-			}
-			_, err := Unmarshal(data)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("a legitimate lock is refused: %v", err)
-				}
-				return
-			}
-			var inv *InvalidError
-			if !errors.As(err, &inv) {
-				t.Fatalf("Unmarshal = %v, want *InvalidError", err)
-			}
-			if !slices.ContainsFunc(inv.Problems, func(p string) bool { return strings.HasPrefix(p, tc.want) }) {
-				t.Fatalf("no problem starting with %q among:\n%s", tc.want, strings.Join(inv.Problems, "\n"))
-			}
+			wantLockProblem(t, l, tc.want)
 		})
+	}
+}
+
+// wantLockProblem encodes l without Marshal's validation, as a tool that
+// rewrote the file would, and checks that Unmarshal refuses it with a
+// problem starting with want, or accepts it when want is "".
+func wantLockProblem(t *testing.T, l *Lock, want string) {
+	t.Helper()
+	w, problems := toWire(normalized(l))
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	data, encErr := encodeCanonical(w)
+	if encErr != nil {
+		t.Fatal(encErr)
+	}
+	_, err := Unmarshal(data)
+	if want == "" {
+		if err != nil {
+			t.Fatalf("a legitimate lock is refused: %v", err)
+		}
+		return
+	}
+	var inv *InvalidError
+	if !errors.As(err, &inv) {
+		t.Fatalf("Unmarshal = %v, want *InvalidError", err)
+	}
+	if !slices.ContainsFunc(inv.Problems, func(p string) bool { return strings.HasPrefix(p, want) }) {
+		t.Fatalf("no problem starting with %q among:\n%s", want, strings.Join(inv.Problems, "\n"))
 	}
 }
 

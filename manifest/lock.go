@@ -52,6 +52,12 @@ type Lock struct {
 	// EnvdirRoot is the envdir root as resolved from the toolbox file:
 	// relative to the lock's directory unless written absolute; "" when unset.
 	EnvdirRoot string `json:"envdir_root,omitempty"`
+	// Workspace is the toolbox file's default workspace (its workspace
+	// attribute, DESIGN.md §3): a clean slash path relative to the lock's
+	// directory unless absolute; "" when unset. It is only a default,
+	// below --workspace and $TOOLBOX_WORKSPACE, and resolved at each call
+	// (runspec.Trust.WithWorkspace), never here.
+	Workspace string `json:"workspace,omitempty"`
 	// EnvAllowlist, when non-nil, is the operator's env_allowlist applied to
 	// every tool. nil (key absent) means unset; an empty non-nil list (key
 	// present, []) means no variable at all is passed, so the tag has no
@@ -179,6 +185,8 @@ type Runtime struct {
 	Envdir string `json:"envdir,omitempty"`
 	// Rundir is the working directory, relative to the lock's directory
 	// (resolved from the describe document's rundir); "" for the caller's.
+	// A rundir naming the workspace is kept as declared, cleaned
+	// ("{workspace}/src"), and resolved at each call.
 	Rundir string `json:"rundir,omitempty"`
 	// TimeoutSeconds is the operator's default call timeout (0 = the program default).
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
@@ -195,7 +203,9 @@ type Runtime struct {
 	// lock's directory unless outside it (then absolute). A run opens the
 	// resolved path without following any symlink, so a link planted after
 	// the lock redirects nothing (DESIGN.md §6). Required for every
-	// declared path of a sandboxed tool.
+	// declared path of a sandboxed tool but those naming the workspace
+	// (protocol.WorkspaceToken), which are resolved at each call and
+	// never here.
 	Paths map[string]string `json:"paths,omitempty"`
 }
 

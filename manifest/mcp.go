@@ -374,13 +374,16 @@ func (v *validator) mcpPaths(at string, s *MCPServer) {
 		declared = append(slices.Clone(s.Sandbox.FS.Read), s.Sandbox.FS.Write...)
 	}
 	for _, p := range declared {
+		if _, ws, err := protocol.WorkspacePath(p); err != nil || ws {
+			continue // resolved at each call
+		}
 		if r, ok := s.Paths[p]; !ok || r == "" || strings.ContainsRune(r, 0) {
 			v.addf("%s: paths lacks the lock-time resolution of declared path %q", at, p)
 		}
 	}
 	for _, p := range sortedKeys(s.Paths) {
-		if !slices.Contains(declared, p) {
-			v.addf("%s: paths holds %q, which its sandbox does not declare", at, p)
+		if _, ws, _ := protocol.WorkspacePath(p); ws || !slices.Contains(declared, p) {
+			v.addf("%s: paths holds %q, which its sandbox does not declare as a path resolved at lock (the workspace is resolved at each call)", at, p)
 		}
 	}
 }

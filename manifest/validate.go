@@ -68,6 +68,8 @@ func (l *Lock) validate(partial bool) error {
 	v.names("env_allowlist", l.EnvAllowlist, false)
 	v.names("builtins", l.Builtins, true)
 	v.process(l)
+	v.processWorkspace(l.Process)
+	v.lockWorkspace(l)
 	v.builtinLimits(l)
 	if l.Tools == nil {
 		v.addf("tools is missing")

@@ -27,7 +27,8 @@ type envSource struct {
 	declared  map[string]string
 	argEnv    []string
 	session   string
-	agentIDs  bool // set the AGENT_* ids of a run (setAgentIDs)
+	agentIDs  bool   // set the AGENT_* ids of a run (setAgentIDs)
+	workspace string // the call's workspace ($TOOLBOX_WORKSPACE), "" = none
 }
 
 // composeEnv builds a tool's environment in the order of DESIGN.md §2, each
@@ -85,6 +86,11 @@ func composeEnv(s envSource) ([]string, error) {
 	}
 	if s.session != "" {
 		env["TOOLBOX_SESSION"] = s.session
+	}
+	if s.workspace != "" {
+		env[WorkspaceEnv] = s.workspace
+	} else {
+		delete(env, WorkspaceEnv) // the caller's names no workspace of this call
 	}
 	if filtered {
 		for name, v := range callerVars {

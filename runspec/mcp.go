@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -81,7 +82,9 @@ func MCPServer(lockDir string, l *manifest.Lock, name string, callerEnv []string
 // without the shared tmp (MCPServer adds it, creating it): the locked
 // mechanism, the executable's own directory readable (a tool's directory
 // is), the declared fs paths resolved against lockDir (absolute) with
-// their lock-time resolutions (Paths), net and tmp as locked, the locked
+// their lock-time resolutions (Paths; one naming {workspace} under
+// trust's workspace, refused when it has none usable), net and tmp as
+// locked, the locked
 // limits, and from trust the protected and hidden paths and the pinned
 // bubblewrap. A server talks stdio: it gets no unix sockets (seccomp
 // denies them under net: none, as for an exec tool). The compiler calls
@@ -119,7 +122,17 @@ func MCPServerSpec(lockDir string, l *manifest.Lock, name string, trust *Trust) 
 		if r, err := filepath.EvalSymlinks(lockDir); err == nil {
 			realLockDir = r
 		}
-		add := func(dst *[]string, p string) {
+		add := func(dst *[]string, p, field string) error {
+			if _, named, _ := protocol.WorkspacePath(p); named {
+				// Resolved under the call's workspace, never through a
+				// symlink below it (as a tool's, workspaceGrant).
+				r, err := workspaceGrant(spec, lockDir, p, field, trust)
+				if err != nil {
+					return fmt.Errorf("mcp server %q: %w", name, err)
+				}
+				*dst = append(*dst, r)
+				return nil
+			}
 			abs := resolve(lockDir, p)
 			*dst = append(*dst, abs)
 			if r, ok := srv.Paths[p]; ok {
@@ -128,12 +141,17 @@ func MCPServerSpec(lockDir string, l *manifest.Lock, name string, trust *Trust) 
 				}
 				spec.Resolved[abs] = resolve(realLockDir, r)
 			}
+			return nil
 		}
 		for _, p := range sb.FS.Read {
-			add(&spec.Read, p)
+			if err := add(&spec.Read, p, "sandbox.fs.read"); err != nil {
+				return nil, err
+			}
 		}
 		for _, p := range sb.FS.Write {
-			add(&spec.Write, p)
+			if err := add(&spec.Write, p, "sandbox.fs.write"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return spec, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -46,14 +47,35 @@ func ProcessSpec(lockDir string, pb *manifest.ProcessBuiltin, trust *Trust) (*sa
 		}
 	}
 	if sb.FS != nil {
-		for _, p := range sb.FS.Read {
-			spec.Read = append(spec.Read, resolve(lockDir, p))
+		var err error
+		if spec.Read, err = processPaths(spec, lockDir, sb.FS.Read, sandbox.FieldRead, trust); err != nil {
+			return nil, err
 		}
-		for _, p := range sb.FS.Write {
-			spec.Write = append(spec.Write, resolve(lockDir, p))
+		if spec.Write, err = processPaths(spec, lockDir, sb.FS.Write, sandbox.FieldWrite, trust); err != nil {
+			return nil, err
 		}
 	}
 	return spec, nil
+}
+
+// processPaths resolves the builtin's declared paths against lockDir, and
+// those naming the workspace under trust's (workspaceGrant). Without a
+// trust (a spec only described, never started) such a path stays as
+// declared, "{workspace}/…".
+func processPaths(spec *sandbox.Spec, lockDir string, paths []string, field string, trust *Trust) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		if _, named, _ := protocol.WorkspacePath(p); named && trust == nil {
+			out = append(out, p)
+			continue
+		}
+		r, err := workspaceGrant(spec, lockDir, p, strings.TrimPrefix(field, "runtime."), trust)
+		if err != nil {
+			return nil, fmt.Errorf("builtin \"process\": %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // CommandSpec is the spec every background command of lock l (at
@@ -110,8 +132,9 @@ func InsideAny(p string, paths []string) bool {
 // caller's variables named by allowlist (DefaultAllowlist when nil), HOME
 // set to dir (the command's working directory), the command's own
 // variables (extra, in place of env-mode arguments), TOOLBOX_SESSION when
-// session is set and the caller's AGENT_* variables. Sorted.
-func SandboxedCommandEnv(caller, allowlist []string, dir string, extra map[string]string, session string) ([]string, error) {
+// session is set, TOOLBOX_WORKSPACE when workspace is (the call's, see
+// Trust.Workspace) and the caller's AGENT_* variables. Sorted.
+func SandboxedCommandEnv(caller, allowlist []string, dir string, extra map[string]string, session, workspace string) ([]string, error) {
 	names := make([]string, 0, len(extra))
 	for k := range extra {
 		names = append(names, k)
@@ -121,5 +144,5 @@ func SandboxedCommandEnv(caller, allowlist []string, dir string, extra map[strin
 	for _, k := range names {
 		argEnv = append(argEnv, k+"="+extra[k])
 	}
-	return composeEnv(envSource{caller: caller, allowlist: allowlist, sandboxed: true, home: dir, argEnv: argEnv, session: session})
+	return composeEnv(envSource{caller: caller, allowlist: allowlist, sandboxed: true, home: dir, argEnv: argEnv, session: session, workspace: workspace})
 }

@@ -93,7 +93,9 @@ func prepare(lockDir string, t *manifest.Tool, envAllowlist []string, p Params) 
 	}
 	var rundir string
 	if t.Runtime.Rundir != "" {
-		rundir = resolve(lockDir, t.Runtime.Rundir)
+		if rundir, err = rundirPath(lockDir, t.Runtime.Rundir, p.Trust); err != nil {
+			return nil, sandbox.Command{}, err
+		}
 		if err := spec.MakeRundir(rundir); err != nil {
 			return nil, sandbox.Command{}, err
 		}
@@ -107,6 +109,7 @@ func prepare(lockDir string, t *manifest.Tool, envAllowlist []string, p Params) 
 		argEnv:    p.ArgEnv,
 		session:   p.Session,
 		agentIDs:  p.Verb == VerbRun,
+		workspace: trustWorkspace(p.Trust),
 	}
 	if rundir != "" {
 		src.home = rundir
@@ -189,8 +192,13 @@ func Spec(lockDir string, t *manifest.Tool, trust *Trust) (*sandbox.Spec, error)
 			realLockDir = r
 		}
 		if sb.FS != nil {
-			spec.Read = resolveAll(toolDir, sb.FS.Read)
-			spec.Write = resolveAll(toolDir, sb.FS.Write)
+			var err error
+			if spec.Read, err = declaredPaths(spec, toolDir, sb.FS.Read, sandbox.FieldRead, trust); err != nil {
+				return nil, err
+			}
+			if spec.Write, err = declaredPaths(spec, toolDir, sb.FS.Write, sandbox.FieldWrite, trust); err != nil {
+				return nil, err
+			}
 			for _, p := range append(slices.Clone(sb.FS.Read), sb.FS.Write...) {
 				if r, ok := t.Runtime.Paths[p]; ok {
 					if spec.Resolved == nil {

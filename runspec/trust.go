@@ -27,6 +27,17 @@ type Trust struct {
 	Hidden []string
 	// Bwrap is the lock's pinned bubblewrap; nil when no tool uses it.
 	Bwrap *sandbox.BwrapPin
+	// Workspace is the workspace of the calls this Trust serves
+	// (WithWorkspace): absolute, symlinks resolved, checked. It is what
+	// protocol.WorkspaceToken names in declared paths and rundirs, and
+	// what tools get in $TOOLBOX_WORKSPACE. "" when there is none:
+	// WorkspaceErr then says why, and a tool naming the workspace is
+	// refused with it (ErrNoWorkspace when none was ever chosen).
+	Workspace    string
+	WorkspaceErr error
+	// defaultWorkspace is the lock's default workspace, absolute; "" when
+	// the toolbox file sets none.
+	defaultWorkspace string
 }
 
 // NewTrust is the Trust of lock l at lockPath (absolute): protected are
@@ -52,6 +63,9 @@ func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 		return tr
 	}
 	tr.Protected = append(tr.Protected, resolve(dir, l.File.Path))
+	if l.Workspace != "" {
+		tr.defaultWorkspace = resolve(dir, l.Workspace)
+	}
 	if l.EnvdirRoot != "" {
 		// Hidden, not only read-only: every tool's secrets are there, and
 		// the launcher, not the tool, reads a tool's own envdir.

@@ -145,7 +145,8 @@ type LimitExposure struct {
 // Verdict levels, from best to worst (DESIGN.md §6, "Exposure report").
 const (
 	// LevelConfined: sandboxed, no network, writes only inside the
-	// toolbox's directory and its tmp, nothing of the rows below.
+	// toolbox's directory, the call's workspace and its tmp, nothing of
+	// the rows below.
 	LevelConfined = "confined"
 	// LevelPartial: sandboxed, but it reaches something of the host
 	// beyond the toolbox (a Reason of this level says what).
@@ -163,7 +164,9 @@ type Verdict struct {
 	Reasons []Reason `json:"reasons"`
 }
 
-// Reason is one finding that lowers a verdict.
+// Reason is one finding of a verdict. Those of level partial or exposed
+// lower it; one of level confined (ReasonWritesWorkspace) says what a
+// confined tool may change and leaves the level as it is.
 type Reason struct {
 	// ID is one of the Reason* constants.
 	ID string `json:"id"`
@@ -175,12 +178,13 @@ type Reason struct {
 
 // Reasons of a verdict (Reason.ID) and the level each gives.
 const (
-	ReasonUnconfined    = "unconfined"             // exposed: mechanism none (the text says when as root)
-	ReasonNetHost       = "net-host"               // partial: the host's network
-	ReasonWritesOutside = "writes-outside-toolbox" // partial: a write grant outside the toolbox's directory
-	ReasonHostSockets   = "host-sockets"           // partial: landlock with unix sockets connects to any socket path
-	ReasonOwnerOps      = "owner-ops"              // partial: landlock as a uid other than 0 keeps the owner operations outside its grants
-	ReasonHostIPC       = "host-ipc"               // partial: landlock without root shares the host's IPC objects of its uid
+	ReasonUnconfined      = "unconfined"             // exposed: mechanism none (the text says when as root)
+	ReasonNetHost         = "net-host"               // partial: the host's network
+	ReasonWritesOutside   = "writes-outside-toolbox" // partial: a write grant outside the toolbox's directory and the workspace
+	ReasonWritesWorkspace = "writes-workspace"       // confined: a write grant inside the call's workspace, the project the tool works on
+	ReasonHostSockets     = "host-sockets"           // partial: landlock with unix sockets connects to any socket path
+	ReasonOwnerOps        = "owner-ops"              // partial: landlock as a uid other than 0 keeps the owner operations outside its grants
+	ReasonHostIPC         = "host-ipc"               // partial: landlock without root shares the host's IPC objects of its uid
 )
 
 // ExplainOptions tune Explain's verdict. The zero value is usable.
@@ -192,6 +196,12 @@ type ExplainOptions struct {
 	// Scratch are writable paths made for one start that do not count
 	// as outside (a plugin's socket directory).
 	Scratch []string
+	// Workspace is the call's workspace (absolute, symlinks resolved, as
+	// runspec.Trust.Workspace; "" = none): a writable grant inside it is
+	// not ReasonWritesOutside but ReasonWritesWorkspace, which keeps the
+	// level confined: changing the project it works on is what such a
+	// tool is for, and nothing above the workspace is reachable through it.
+	Workspace string
 }
 
 // Explain reports the confinement a child started now as c under spec
@@ -494,15 +504,29 @@ func (e *Exposure) verdict(opts ExplainOptions) Verdict {
 	if e.Net == "host" {
 		add(ReasonNetHost, LevelPartial, "net: host: it reaches the host's network")
 	}
-	var outside []string
+	var outside, workspace []string
 	for _, w := range e.Write {
-		if opts.Home == "" || within(w.Path, opts.Home) || slices.ContainsFunc(opts.Scratch, func(s string) bool { return within(w.Path, s) }) {
-			continue
+		switch {
+		case opts.Home == "" || within(w.Path, opts.Home) || slices.ContainsFunc(opts.Scratch, func(s string) bool { return within(w.Path, s) }):
+		case opts.Workspace != "" && within(w.Path, opts.Workspace):
+			workspace = append(workspace, w.Path)
+		default:
+			outside = append(outside, w.Path)
 		}
-		outside = append(outside, w.Path)
 	}
 	if len(outside) > 0 {
-		add(ReasonWritesOutside, LevelPartial, "it writes outside the toolbox's directory %s: %s", opts.Home, strings.Join(outside, ", "))
+		if opts.Workspace != "" {
+			add(ReasonWritesOutside, LevelPartial, "it writes outside the toolbox's directory %s and the workspace %s: %s", opts.Home, opts.Workspace, strings.Join(outside, ", "))
+		} else {
+			add(ReasonWritesOutside, LevelPartial, "it writes outside the toolbox's directory %s: %s", opts.Home, strings.Join(outside, ", "))
+		}
+	}
+	if len(workspace) > 0 {
+		text := fmt.Sprintf("it writes the workspace %s (the project it works on; nothing above it)", opts.Workspace)
+		if len(workspace) > 1 || workspace[0] != opts.Workspace {
+			text += ": " + strings.Join(workspace, ", ")
+		}
+		add(ReasonWritesWorkspace, LevelConfined, "%s", text)
 	}
 	if e.UnixSockets == "any-path" {
 		add(ReasonHostSockets, LevelPartial, "it can connect to any unix socket path it can name (landlock has no rule for it)")

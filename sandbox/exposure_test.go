@@ -154,4 +154,14 @@ func TestExplainVerdict(t *testing.T) {
 	if e, err = Explain(spec, Command{Path: "/bin/true"}, ExplainOptions{Home: tr.In, Scratch: []string{tr.Work}}); err != nil || e.Verdict.Level != LevelConfined {
 		t.Errorf("bwrap writing only scratch: %+v, %v", e, err)
 	}
+	// Writing the workspace it works on keeps a tool confined, and the
+	// verdict says so; a workspace elsewhere does not cover the write.
+	if e, err = Explain(spec, Command{Path: "/bin/true"}, ExplainOptions{Home: tr.In, Workspace: tr.Work}); err != nil || e.Verdict.Level != LevelConfined ||
+		len(e.Verdict.Reasons) != 1 || e.Verdict.Reasons[0].ID != ReasonWritesWorkspace || !strings.Contains(e.Verdict.Reasons[0].Text, tr.Work) {
+		t.Errorf("bwrap writing the workspace: %+v, %v", e, err)
+	}
+	if e, err = Explain(spec, Command{Path: "/bin/true"}, ExplainOptions{Home: tr.In, Workspace: tr.Out}); err != nil || e.Verdict.Level != LevelPartial ||
+		e.Verdict.Reasons[0].ID != ReasonWritesOutside || !strings.Contains(e.Verdict.Reasons[0].Text, "and the workspace "+tr.Out) {
+		t.Errorf("bwrap writing outside home and workspace: %+v, %v", e, err)
+	}
 }

@@ -529,10 +529,10 @@ func testExamplePlugins(t *testing.T, e *modEnv, gobin string) {
 			t.Errorf("the example plugins link %s", p)
 		}
 	}
-	// The layout the plugins declare their runtime for: their directory's
-	// ../../.. is the repository they read.
+	// A toolbox of its own, and a project apart that the plugin reads as
+	// its workspace ({workspace} in its runtime).
 	ws := t.TempDir()
-	tb := filepath.Join(ws, "toolboxes", "mine")
+	tb := filepath.Join(t.TempDir(), "toolboxes", "mine")
 	if out, err := e.run(t, dir, nil, "build", "-trimpath", "-o", filepath.Join(tb, "plugins")+"/", "./read_file"); err != nil {
 		t.Fatalf("go build ./read_file: %v\n%s", err, out)
 	}
@@ -550,7 +550,7 @@ func testExamplePlugins(t *testing.T, e *modEnv, gobin string) {
 	if err := os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, argv := range [][]string{{"lock"}, {"run", "read_file", "--args", `{"path": "hello.txt", "start": 2}`}} {
+	for _, argv := range [][]string{{"lock"}, {"run", "read_file", "--workspace", ws, "--args", `{"path": "hello.txt", "start": 2}`}} {
 		cmd := exec.Command(toolbox, append([]string{"-f", filepath.Join(tb, "toolbox.hcl")}, argv...)...)
 		cmd.Env = append(os.Environ(), "PATH="+systemPath)
 		out, err := cmd.CombinedOutput()

@@ -50,8 +50,23 @@ type Options struct {
 	// CallerEnv is the caller's environment (what a run starts from).
 	CallerEnv []string
 	// Dir is the working directory of background commands that give none
-	// ("" = this process's), as the supervisor's own.
+	// ("" = this process's), as the supervisor's own; the workspace, when
+	// there is one, comes first, as in the supervisor.
 	Dir string
+	// Workspace is the caller's choice of workspace (--workspace or
+	// $TOOLBOX_WORKSPACE): the zero value takes the lock's default, else
+	// the current directory, as a run does (runspec.Trust.WithWorkspace).
+	// A tool naming it is explained under it, writes there reported as
+	// sandbox.ReasonWritesWorkspace; when it cannot be used, such a tool
+	// is refused with the workspace's reason and fix.
+	Workspace runspec.Workspace
+}
+
+// Trust is the trust the entries are explained under: the lock's
+// protected paths, opts.StateDir hidden, and opts.Workspace resolved
+// (its Workspace, or WorkspaceErr saying why it cannot be used).
+func Trust(lockPath string, l *manifest.Lock, opts Options) *runspec.Trust {
+	return runspec.NewTrust(lockPath, l, opts.StateDir).WithWorkspace(opts.Workspace)
 }
 
 // PluginSocketDir is how a plugin's socket directory is named in a
@@ -63,7 +78,7 @@ const PluginSocketDir = "plugin-dir*"
 // name, as a run would start it now. The tools of MCP servers are left
 // out: their server is what runs (MCPServers).
 func Tools(lockPath string, l *manifest.Lock, opts Options) []Entry {
-	trust := runspec.NewTrust(lockPath, l, opts.StateDir)
+	trust := Trust(lockPath, l, opts)
 	lockDir := filepath.Dir(lockPath)
 	home := realDir(lockDir)
 	names := make([]string, 0, len(l.Tools))
@@ -99,7 +114,7 @@ func explainTool(lockDir, home string, l *manifest.Lock, t *manifest.Tool, trust
 		spec = spec.ForPlugin(socketDir)
 		scratch = []string{realDir(socketDir)}
 	}
-	exp, err := sandbox.Explain(spec, cmd, sandbox.ExplainOptions{Home: home, Scratch: scratch})
+	exp, err := sandbox.Explain(spec, cmd, sandbox.ExplainOptions{Home: home, Scratch: scratch, Workspace: trust.Workspace})
 	if err != nil || socketDir == "" {
 		return exp, err
 	}
@@ -118,7 +133,7 @@ func explainTool(lockDir, home string, l *manifest.Lock, t *manifest.Tool, trust
 // (runspec.MCPServer); a server reached by URL runs elsewhere and has no
 // entry.
 func MCPServers(lockPath string, l *manifest.Lock, opts Options) []Entry {
-	trust := runspec.NewTrust(lockPath, l, opts.StateDir)
+	trust := Trust(lockPath, l, opts)
 	lockDir := filepath.Dir(lockPath)
 	names := make([]string, 0, len(l.MCPServers))
 	for n, s := range l.MCPServers {
@@ -142,28 +157,32 @@ func MCPServers(lockPath string, l *manifest.Lock, opts Options) []Entry {
 }
 
 // Process explains the background commands of lock l's builtin "process"
-// as the supervisor starts them now (`bash -c`, in Options.Dir when it
-// lies inside the sandbox, else in its first path); nil when the lock
-// declares no builtin "process".
+// as the supervisor starts them now (`bash -c`, in the workspace or else
+// Options.Dir when it lies inside the sandbox, else in its first path);
+// nil when the lock declares no builtin "process".
 func Process(lockPath string, l *manifest.Lock, opts Options) *Entry {
 	if l.Process == nil {
 		return nil
 	}
 	e := &Entry{Name: manifest.BuiltinProcess}
-	spec, err := runspec.CommandSpec(lockPath, l, runspec.NewTrust(lockPath, l, opts.StateDir))
+	trust := Trust(lockPath, l, opts)
+	spec, err := runspec.CommandSpec(lockPath, l, trust)
 	if err != nil {
 		e.set(nil, err)
 		return e
 	}
 	dir := opts.Dir
-	if dir == "" {
+	switch {
+	case trust.Workspace != "":
+		dir = trust.Workspace
+	case dir == "":
 		dir, _ = os.Getwd()
 	}
 	if spec != nil && spec.Mechanism != sandbox.None {
 		dir = runspec.CommandDir(spec, dir)
 	}
 	cmd := sandbox.Command{Path: supervisor.DefaultShell(), Args: []string{"-c", ""}, Dir: dir}
-	e.set(sandbox.Explain(spec, cmd, sandbox.ExplainOptions{Home: realDir(filepath.Dir(lockPath))}))
+	e.set(sandbox.Explain(spec, cmd, sandbox.ExplainOptions{Home: realDir(filepath.Dir(lockPath)), Workspace: trust.Workspace}))
 	return e
 }
 

@@ -39,6 +39,9 @@ type Config struct {
 	// StateDir is the server's state directory ("" for none): checks, like
 	// runs, may not reach it.
 	StateDir string
+	// Workspace is the server's workspace: checks run on it, as its calls
+	// do (runspec.Trust.WithWorkspace).
+	Workspace runspec.Workspace
 	// MCP checks the MCP servers of MCP tools (mcprun.Check): ok when the
 	// server starts, initializes and lists its locked tools; nil leaves
 	// their locked result in place.
@@ -46,9 +49,9 @@ type Config struct {
 }
 
 // MCPCheck probes MCP server server of the lock at lockPath now, under its
-// locked runtime (out of reach of stateDir, as a run), without calling
-// any tool.
-type MCPCheck func(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, stateDir string, timeout time.Duration) manifest.Probe
+// locked runtime (out of reach of stateDir, on workspace ws, as a run),
+// without calling any tool.
+type MCPCheck func(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, stateDir string, ws runspec.Workspace, timeout time.Duration) manifest.Probe
 
 // Monitor holds the live probe results. Its methods are safe for
 // concurrent use.
@@ -98,7 +101,7 @@ func (m *Monitor) backends() []string {
 // MCP tools of one server share one check of that server.
 func (m *Monitor) Round(ctx context.Context) {
 	dir := filepath.Dir(m.cfg.LockPath)
-	trust := runspec.NewTrust(m.cfg.LockPath, m.cfg.Lock, m.cfg.StateDir)
+	trust := runspec.NewTrust(m.cfg.LockPath, m.cfg.Lock, m.cfg.StateDir).WithWorkspace(m.cfg.Workspace)
 	var wg sync.WaitGroup
 	record := func(p manifest.Probe, names ...string) {
 		if ctx.Err() != nil {
@@ -127,7 +130,7 @@ func (m *Monitor) Round(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			record(m.cfg.MCP(ctx, m.cfg.LockPath, m.cfg.Lock, server, m.cfg.CallerEnv, m.cfg.StateDir, m.cfg.CheckTimeout), names...)
+			record(m.cfg.MCP(ctx, m.cfg.LockPath, m.cfg.Lock, server, m.cfg.CallerEnv, m.cfg.StateDir, m.cfg.Workspace, m.cfg.CheckTimeout), names...)
 		}()
 	}
 	wg.Wait()

@@ -81,7 +81,7 @@ func start(ctx context.Context, l mcpbackend.Launch, call launcher.MCPCall, onCh
 	if afterOpen != nil {
 		afterOpen(exe.Path())
 	}
-	trust := runspec.NewTrust(call.LockPath, call.Lock, call.StateDir)
+	trust := runspec.NewTrust(call.LockPath, call.Lock, call.StateDir).WithWorkspace(call.Workspace)
 	spec, cmd, err := runspec.MCPServer(filepath.Dir(call.LockPath), call.Lock, call.Server, call.CallerEnv, call.Session, trust)
 	if err != nil {
 		var r *sandbox.RefusalError
@@ -153,11 +153,11 @@ func callTool(ctx context.Context, s *mcpbackend.Session, call launcher.MCPCall)
 // ok when it starts under its locked runtime, initializes and lists
 // exactly its locked tools; failed, with the reason and the fix, when it
 // does not. No tool is called.
-func Check(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, stateDir string, timeout time.Duration) manifest.Probe {
+func Check(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, stateDir string, ws runspec.Workspace, timeout time.Duration) manifest.Probe {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	red := launcher.NewRedactor(launcher.MCPSecrets(lockPath, l, server))
-	call := launcher.MCPCall{LockPath: lockPath, Lock: l, Server: server, CallerEnv: callerEnv, StateDir: stateDir, Redactor: red}
+	call := launcher.MCPCall{LockPath: lockPath, Lock: l, Server: server, CallerEnv: callerEnv, StateDir: stateDir, Workspace: ws, Redactor: red}
 	s, err := start(ctx, mcpbackend.Launch{StartTimeout: timeout}, call, nil)
 	if err == nil {
 		defer s.Close()

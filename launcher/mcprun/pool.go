@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/mcpbackend"
+	"github.com/toolbox-dev/toolbox/runspec"
 )
 
 // Back-off of Pool restarts: the first restart after a failure is
@@ -39,7 +40,12 @@ type Pool struct {
 	closed  bool
 }
 
-type poolKey struct{ owner, server string }
+// poolKey is an owner's server on one workspace (a server's grants may
+// name it).
+type poolKey struct {
+	owner, server string
+	workspace     runspec.Workspace
+}
 
 // entry is one owner's server: its live session (nil until started or
 // after it died), the consecutive failures and when the next start may
@@ -73,7 +79,7 @@ var _ launcher.MCPRunner = (*Pool)(nil)
 // needed (within the back-off), after verifying its listing. A server
 // that dies during a call fails that call; the next one starts it again.
 func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MCPResult, bool, error) {
-	e, err := p.entry(poolKey{call.Session, call.Server})
+	e, err := p.entry(poolKey{call.Session, call.Server, call.Workspace})
 	if err != nil {
 		return nil, false, err
 	}

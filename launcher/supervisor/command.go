@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -93,23 +94,27 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	if c.Name != "" && (!validName(c.Name) || looksLikeID(c.Name)) {
 		return Status{}, fmt.Errorf("running a command: name %q: %w (want 1 to 63 of a-z, 0-9 and '-', not shaped like a process id)", c.Name, ErrBadName)
 	}
-	dir, err := commandDir(c.Cwd)
-	if err != nil {
-		return Status{}, err
-	}
 	lock, lockPath := s.lockSnapshot()
 	if lock == nil {
 		return Status{}, fmt.Errorf("running a command: %w: the lock is gone; run `toolbox lock`", ErrCommandsDisabled)
 	}
-	spec, err := runspec.CommandSpec(lockPath, lock, runspec.NewTrust(lockPath, lock, append([]string{s.cfg.StateDir}, s.cfg.Hidden...)...))
+	trust := runspec.NewTrust(lockPath, lock, append([]string{s.cfg.StateDir}, s.cfg.Hidden...)...).WithWorkspace(s.workspace(c.Workspace))
+	dir, err := commandDir(c.Cwd, trust.Workspace)
+	if err != nil {
+		return Status{}, err
+	}
+	spec, err := runspec.CommandSpec(lockPath, lock, trust)
 	if err != nil {
 		return Status{}, fmt.Errorf("running a command: %w", err)
 	}
 	var env []string
 	if spec == nil || spec.Mechanism == sandbox.None {
-		env, err = commandEnv(c, s.cfg.CallerEnv, sessionID)
+		if dir == "" {
+			dir = trust.Workspace // "" (the supervisor's directory) when there is none
+		}
+		env, err = commandEnv(c, s.cfg.CallerEnv, sessionID, trust.Workspace)
 	} else {
-		dir, env, err = confinedCommand(c, spec, dir, lock.EnvAllowlist, s.cfg.CallerEnv, sessionID)
+		dir, env, err = confinedCommand(c, spec, dir, lock.EnvAllowlist, s.cfg.CallerEnv, sessionID, trust.Workspace)
 	}
 	if err != nil {
 		return Status{}, err
@@ -154,12 +159,17 @@ func workDir() string {
 	return wd
 }
 
-// commandDir resolves and checks the working directory.
-func commandDir(cwd string) (string, error) {
+// commandDir resolves and checks the working directory: a relative one is
+// relative to the workspace when the call has one (ws), else to the
+// supervisor's own directory.
+func commandDir(cwd, ws string) (string, error) {
 	if cwd == "" {
 		return "", nil
 	}
 	dir, err := filepath.Abs(cwd)
+	if ws != "" && !filepath.IsAbs(cwd) {
+		dir, err = filepath.Join(ws, cwd), nil
+	}
 	if err != nil {
 		return "", fmt.Errorf("running a command: working directory %q: %w", cwd, err)
 	}
@@ -175,18 +185,22 @@ func commandDir(cwd string) (string, error) {
 
 // confinedCommand is the working directory and environment of a command
 // confined by spec: dir when given (it must lie inside the sandbox's
-// paths), else runspec.CommandDir of the supervisor's own directory; the
-// environment of runspec.SandboxedCommandEnv.
-func confinedCommand(c Command, spec *sandbox.Spec, dir string, allowlist, def []string, sessionID string) (string, []string, error) {
+// paths), else runspec.CommandDir of the workspace (ws), or of the
+// supervisor's own directory when there is none; the environment of
+// runspec.SandboxedCommandEnv.
+func confinedCommand(c Command, spec *sandbox.Spec, dir string, allowlist, def []string, sessionID, ws string) (string, []string, error) {
 	grants := append(append([]string(nil), spec.Write...), spec.Read...)
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
 			wd = "/"
 		}
+		if ws != "" {
+			wd = ws
+		}
 		dir = runspec.CommandDir(spec, wd)
 	} else if real, err := filepath.EvalSymlinks(dir); err != nil || !runspec.InsideAny(real, grants) {
-		return "", nil, fmt.Errorf("running a command: working directory %q is outside the sandbox of builtin \"process\" (it may use %s); pass a cwd inside them, or widen the sandbox in the toolbox file", dir, strings.Join(grants, ", "))
+		return "", nil, fmt.Errorf("running a command: working directory %q is outside the sandbox of builtin \"process\" (it may use %s); pass a cwd inside them, or widen the sandbox in the toolbox file", dir, strings.Join(uniq(grants), ", "))
 	}
 	if err := checkEnv(c.Env); err != nil {
 		return "", nil, err
@@ -195,7 +209,7 @@ func confinedCommand(c Command, spec *sandbox.Spec, dir string, allowlist, def [
 	if base == nil {
 		base = def
 	}
-	env, err := runspec.SandboxedCommandEnv(base, allowlist, dir, c.Env, sessionID)
+	env, err := runspec.SandboxedCommandEnv(base, allowlist, dir, c.Env, sessionID, ws)
 	if err != nil {
 		return "", nil, fmt.Errorf("running a command: %w", err)
 	}
@@ -212,8 +226,10 @@ func checkEnv(vars map[string]string) error {
 	return nil
 }
 
-// commandEnv is the caller's environment, then c.Env, then TOOLBOX_SESSION.
-func commandEnv(c Command, def []string, sessionID string) ([]string, error) {
+// commandEnv is the caller's environment, then c.Env, then TOOLBOX_SESSION
+// and TOOLBOX_WORKSPACE (the call's workspace ws; the caller's is dropped
+// when there is none).
+func commandEnv(c Command, def []string, sessionID, ws string) ([]string, error) {
 	base := c.CallerEnv
 	if base == nil {
 		base = def
@@ -243,9 +259,35 @@ func commandEnv(c Command, def []string, sessionID string) ([]string, error) {
 		set(k, c.Env[k])
 	}
 	set("TOOLBOX_SESSION", sessionID)
+	if ws != "" {
+		set(runspec.WorkspaceEnv, ws)
+	}
 	env := make([]string, 0, len(order))
 	for _, k := range order {
-		env = append(env, k+"="+vars[k])
+		if k != runspec.WorkspaceEnv || ws != "" {
+			env = append(env, k+"="+vars[k])
+		}
 	}
 	return env, nil
+}
+
+// workspace is the workspace of one start: the caller's choice, else the
+// supervisor's (Config.Workspace).
+func (s *Supervisor) workspace(w runspec.Workspace) runspec.Workspace {
+	if w.Dir != "" {
+		return w
+	}
+	return s.cfg.Workspace
+}
+
+// uniq is paths without repeats, in their order (a path both read and
+// written is named once).
+func uniq(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -112,6 +112,7 @@ type planInput struct {
 	timing    Timing
 	self      identity // the supervisor's user, for the resolved runtime
 	hidden    []string // directories hidden from the tool (the state dir)
+	workspace runspec.Workspace
 }
 
 // planTool resolves the name, verifies the lock against the world, checks
@@ -171,7 +172,7 @@ func planTool(in planInput) (*toolPlan, error) {
 	spec, cmd, err := runspec.Prepare(filepath.Dir(in.lockPath), t, in.lock.EnvAllowlist, runspec.Params{
 		Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env,
 		CallerEnv: in.callerEnv, Session: in.session,
-		Trust: runspec.NewTrust(in.lockPath, in.lock, in.hidden...),
+		Trust: runspec.NewTrust(in.lockPath, in.lock, in.hidden...).WithWorkspace(in.workspace),
 	})
 	if err != nil {
 		return nil, red.Error(err)

@@ -50,7 +50,8 @@ func (s *Supervisor) Start(ctx context.Context, sessionID, name string, args map
 		lock: lock, lockPath: lockPath, name: name, backends: opts.Backends,
 		values: args, callerEnv: env, session: sessionID,
 		compile: s.cfg.CompileSchema, timing: s.cfg.Timing, self: s.self,
-		hidden: append([]string{s.cfg.StateDir}, s.cfg.Hidden...),
+		hidden:    append([]string{s.cfg.StateDir}, s.cfg.Hidden...),
+		workspace: s.workspace(opts.Workspace),
 	})
 	if err != nil {
 		return Handle{}, err

@@ -14,6 +14,7 @@ import (
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -34,6 +35,8 @@ type StreamRequest struct {
 	Session   string
 	// StateDir is the caller's state directory, hidden from the tool.
 	StateDir string
+	// Workspace is as in launcher.Request.
+	Workspace runspec.Workspace
 	// Timeout bounds the run; 0 means the operator's default for the tool
 	// (the lock's runtime.timeout_seconds), else none (ctx bounds it).
 	Timeout time.Duration
@@ -93,6 +96,7 @@ func RunStream(ctx context.Context, req StreamRequest) (*StreamResult, error) {
 		lock: req.Lock, lockPath: req.LockPath, name: req.Name, backends: req.Backends,
 		values: req.Args, callerEnv: req.CallerEnv, session: req.Session,
 		compile: req.CompileSchema, timing: cfg.Timing, hidden: []string{req.StateDir},
+		workspace: req.Workspace,
 	})
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/runspec"
 )
 
 // Defaults of Config (DESIGN.md §5 where it names them).
@@ -75,6 +76,12 @@ type Config struct {
 	// CallerEnv is the default caller environment (StartOptions.CallerEnv
 	// and Command.CallerEnv override it per call).
 	CallerEnv []string
+	// Workspace is the default workspace of the processes it starts
+	// (StartOptions.Workspace and Command.Workspace override it per call):
+	// the server's --workspace or $TOOLBOX_WORKSPACE; the zero value takes
+	// the toolbox file's default, else the supervisor's directory. It is
+	// resolved at each start (runspec.Trust.WithWorkspace).
+	Workspace runspec.Workspace
 	// CompileSchema compiles a declared event schema (output.event,
 	// input.event); the daemon passes validate.CompileEventSchema. It is
 	// injected so this package links no JSON Schema library. With nil, a

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/runspec"
 )
 
 // State is where a process is in its life (DESIGN.md §5).
@@ -151,6 +152,9 @@ type StartOptions struct {
 	// CallerEnv is the environment of the caller the tool's environment is
 	// built from (runspec's rules); nil means Config.CallerEnv.
 	CallerEnv []string
+	// Workspace is the caller's choice of workspace; the zero value means
+	// Config.Workspace (see Supervisor.workspace).
+	Workspace runspec.Workspace
 }
 
 // Command is a background shell command (builtin "process", DESIGN.md §5).
@@ -167,9 +171,14 @@ type Command struct {
 	Name string
 	// Label is free text shown in lists.
 	Label string
-	// Cwd is the working directory; relative to the supervisor's own
-	// working directory; "" for that directory. It must exist.
+	// Cwd is the working directory, relative to the call's workspace (or,
+	// without one, to the supervisor's own working directory); "" for the
+	// workspace (confined: when inside the sandbox's paths, see
+	// runspec.CommandDir). It must exist.
 	Cwd string
+	// Workspace is the caller's choice of workspace; the zero value means
+	// Config.Workspace.
+	Workspace runspec.Workspace
 	// Env holds variables added to (or overriding) the caller's environment.
 	Env map[string]string
 	// CallerEnv is the caller's environment; nil means Config.CallerEnv.

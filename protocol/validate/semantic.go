@@ -77,6 +77,7 @@ func checkSemantics(obj map[string]any, v2 bool) []problem {
 				s.add([]string{"runtime", "concurrency"}, "%s: write a whole number without fraction or exponent", n)
 			}
 		}
+		s.workspacePaths(rt)
 	}
 	return s.probs
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
@@ -93,7 +94,7 @@ func (s *Server) start(ctx context.Context, req wire.Request) (any, error) {
 	if err != nil {
 		return nil, &launcher.ArgError{Tool: req.Tool, Err: err}
 	}
-	h, err := s.sup.Start(ctx, req.Session, req.Tool, args, supervisor.StartOptions{Backends: req.Backends, CallerEnv: req.CallerEnv})
+	h, err := s.sup.Start(ctx, req.Session, req.Tool, args, supervisor.StartOptions{Backends: req.Backends, CallerEnv: req.CallerEnv, Workspace: workspaceOf(req)})
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +118,7 @@ func (s *Server) runCommand(ctx context.Context, req wire.Request) (any, error) 
 	st, err := s.sup.RunCommand(ctx, req.Session, supervisor.Command{
 		Cmd: c.Cmd, Name: c.Name, Label: c.Label, Cwd: c.Cwd, Env: c.Env,
 		CallerEnv: req.CallerEnv, Timeout: millis(c.TimeoutMS), Wait: wait,
+		Workspace: workspaceOf(req),
 	})
 	if err != nil {
 		return nil, err
@@ -155,3 +157,18 @@ func (s *Server) useLock(want string) error {
 }
 
 func millis(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// workspaceOf is the client's choice of workspace; the zero value leaves
+// the daemon's own. A source other than the two a client sends is taken
+// as --workspace's (the home-directory rule applies only to a current
+// directory the daemon chose itself).
+func workspaceOf(req wire.Request) runspec.Workspace {
+	if req.Workspace == "" {
+		return runspec.Workspace{}
+	}
+	from := runspec.WorkspaceSource(req.WorkspaceFrom)
+	if from != runspec.FromEnv {
+		from = runspec.FromFlag
+	}
+	return runspec.Workspace{Dir: req.Workspace, From: from}
+}

@@ -74,7 +74,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 func (s *Server) request(c *conn, name string, args map[string]any) launcher.Request {
 	return launcher.Request{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
-		CallerEnv: s.opts.CallerEnv, Session: c.id, StateDir: s.opts.StateDir,
+		CallerEnv: s.opts.CallerEnv, Session: c.id, StateDir: s.opts.StateDir, Workspace: s.opts.Workspace,
 		CompileSchema: compileLauncher, Plugins: c.plugins, MCP: s.backends,
 		// A result is sent as at most MaxTextBytes: keeping more would
 		// only hold memory (one 25 MB call took 1.4 GB).
@@ -108,7 +108,7 @@ func (s *Server) start(ctx context.Context, c *conn, r *reporter, name string, a
 		stop()
 		return errorResult(name, err)
 	}
-	h, err := s.sup.Start(ctx, c.id, name, args, supervisor.StartOptions{Backends: s.opts.Backends, CallerEnv: s.opts.CallerEnv})
+	h, err := s.sup.Start(ctx, c.id, name, args, supervisor.StartOptions{Backends: s.opts.Backends, CallerEnv: s.opts.CallerEnv, Workspace: s.opts.Workspace})
 	release()
 	stop()
 	if err != nil {
@@ -147,6 +147,7 @@ func (s *Server) stream(ctx context.Context, c *conn, r *reporter, name string, 
 	res, err := supervisor.RunStream(ctx, supervisor.StreamRequest{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id, Keep: s.opts.StreamKeep, StateDir: s.opts.StateDir,
+		Workspace:     s.opts.Workspace,
 		OnEvent:       func(e launcher.Event) { q.push(eventText(e)) },
 		CompileSchema: compileSupervisor,
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/mcpbackend"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
@@ -66,6 +67,11 @@ type Options struct {
 	// StateDir is toolbox's state directory in use ("" for none): no tool
 	// may reach it (launcher.Request.StateDir).
 	StateDir string
+	// Workspace is the server's workspace (--workspace or
+	// $TOOLBOX_WORKSPACE; the zero value takes the toolbox file's
+	// default, else the current directory), resolved at each call
+	// (launcher.Request.Workspace). Give the Supervisor the same.
+	Workspace runspec.Workspace
 	// MaxCalls bounds the tool calls that run at once across every
 	// connection (a oneshot or stream call until it ends, a service while
 	// it starts); more wait their turn, with progress notifications. 0

@@ -1,7 +1,16 @@
-# The default toolbox: tools a coding agent needs to work on the repository
-# this file lives in. `toolbox lock -f toolboxes/default/toolbox.hcl` probes
-# every tool and writes toolbox.lock.json beside this file; `toolbox run` then
-# runs only what that lock says. See README.md in this directory.
+# The default toolbox: tools a coding agent needs to work on a project, the
+# workspace. `toolbox lock -f toolboxes/default/toolbox.hcl` probes every
+# tool and writes toolbox.lock.json beside this file; `toolbox run` then runs
+# only what that lock says. See README.md in this directory.
+#
+# Every tool here is confined to the workspace, chosen at each call and never
+# locked: --workspace DIR (run, start, serve, mcp), else $TOOLBOX_WORKSPACE,
+# else the current directory. One lock serves any project:
+#   toolbox mcp -f toolboxes/default/toolbox.hcl --workspace ~/myproj
+# A `workspace = "DIR"` line here (relative to this file) would set a default
+# between $TOOLBOX_WORKSPACE and the current directory; this toolbox sets
+# none, so that a copy of it kept inside a project (myproj/.toolbox/) shows
+# the tools nothing above the directory they are pointed at.
 
 # How tools that declare runtime.sandbox are confined: "auto" takes bubblewrap
 # when it can honour everything a tool declares, else Landlock, else refuses
@@ -16,7 +25,7 @@ sandbox = "auto" # bwrap | landlock | auto | none
 # plugins/examples/read_file with
 #   go build -o toolboxes/default/plugins/ ./plugins/examples/...).
 # The "read_file" capability below serves the model from the first one whose
-# check passes. Both sandboxed: they read the repository only, no network.
+# check passes. Both sandboxed: they read the workspace only, no network.
 tool "read_file_sh" { path = "tools/read_file" }
 plugin "read_file_go" { path = "plugins/read_file" }
 
@@ -39,9 +48,9 @@ tool "list_dir" {
 tool "search_rg" { path = "tools/search_rg" }
 tool "search_grep" { path = "tools/search_grep" }
 
-# Branch and porcelain status, and the unified diff, of the repository.
-# Sandboxed like read_file; they run git with optional locks off, so they
-# write nothing to the repository.
+# Branch and porcelain status, and the unified diff, of the workspace's git
+# repository. Sandboxed like read_file; they run git with optional locks
+# off, so they write nothing to the repository.
 tool "git_status" { path = "tools/git_status" }
 tool "git_diff" { path = "tools/git_diff" }
 
@@ -52,7 +61,7 @@ tool "git_diff" { path = "tools/git_diff" }
 tool "git_history" { path = "tools/git_history" }
 
 # Fetch an http(s) URL. The one tool with network access; it reads no
-# repository files. curl gives up at 25 s; the operator's call timeout
+# workspace files. curl gives up at 25 s; the operator's call timeout
 # here stops the tool at 30 s whatever happens.
 tool "fetch_url" {
   path    = "tools/fetch_url"
@@ -63,7 +72,7 @@ tool "fetch_url" {
 # else the plugin. `toolbox run read_file --backend read_file=read_file_go`
 # runs the plugin for one call.
 capability "read_file" {
-  description = "Read a file of the repository, whole or a range of lines"
+  description = "Read a file of the workspace (the project directory), whole or a range of lines"
   backends    = ["read_file_sh", "read_file_go"]
   required    = true
 }
@@ -73,7 +82,7 @@ capability "read_file" {
 # shows which one won and why; `toolbox run search --backend search=search_grep`
 # overrides it for one call. required: check --probe exits 2 when neither works.
 capability "search" {
-  description = "Search the repository's files for a regular expression"
+  description = "Search the workspace's files for a regular expression"
   backends    = ["search_rg", "search_grep"]
   required    = true
   # ripgrep exits 2 on an error, e.g. a pattern its regex syntax refuses:
@@ -81,7 +90,7 @@ capability "search" {
   fallback_on = [2]
 }
 
-# Follow a file of the repository and report the lines matching a pattern as
+# Follow a file of the workspace and report the lines matching a pattern as
 # events: a service tool, run by the daemon (`toolbox serve`). Start it with
 #   toolbox start watch_log --args '{"path":"app.log","pattern":"ERROR"}'
 # then change the pattern, pause or resume with `toolbox send`, and read the
@@ -89,8 +98,12 @@ capability "search" {
 tool "watch_log" { path = "tools/watch_log" }
 
 # Run Go tests (go test -json) and stream one event per test result, then a
-# summary: a stream tool. Not sandboxed: it needs the Go toolchain, its module
-# and build caches, and the caller's environment (GOPATH, GOCACHE, GOFLAGS).
+# summary: a stream tool. Sandboxed like a shell command below: the workspace
+# read-write, the system (and the Go toolchain under /usr) read-only, no
+# network; Go's build and module caches live in the toolbox's shared tmp,
+# never the operator's own (a test could plant objects there that the
+# operator's next build links). Modules are never downloaded: dependencies
+# must be vendored, or already in that cache. Needs bubblewrap (net "none").
 # A whole suite can take minutes; the operator's call timeout stops it at 15.
 tool "go_test" {
   path    = "tools/go_test"
@@ -99,19 +112,21 @@ tool "go_test" {
 
 # Background shell commands for agents (toolbox processes run, and the MCP
 # tools process_run / process_status / process_kill), each run as `bash -c`
-# inside this sandbox: the repository (two levels up) readable and writable,
-# the system directories readable, nothing else of the machine, no network,
-# the shared /tmp, and only PATH, locale and the like of the caller's
-# environment. net "none" needs bubblewrap, as the tools above do. Remove
-# this block for an agent that must only use the tools above. For an
+# inside this sandbox, as Codex confines its shell by default: the workspace
+# readable and writable (commands start there), the system directories
+# readable, nothing else of the machine, no network, the toolbox's shared
+# /tmp, and only PATH, locale and the like of the caller's environment.
+# This toolbox's own files, when it is kept inside the workspace, stay
+# read-only to them. net "none" needs bubblewrap, as the tools above do.
+# Remove this block for an agent that must only use the tools above. For an
 # unconfined shell (as the user of `toolbox serve` or `toolbox mcp`, with
 # the caller's environment and network), replace the sandbox block with
 #   unconfined = true
 builtin "process" {
   sandbox {
     fs {
-      read  = ["../.."]
-      write = ["../.."]
+      read  = ["{workspace}"]
+      write = ["{workspace}"]
     }
     net = "none"
     tmp = "shared"

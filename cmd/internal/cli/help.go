@@ -83,6 +83,10 @@ const toolboxFileHelp = `The toolbox file (HCL), by default ./toolbox.hcl:
   envdir_root   = "/etc/toolbox/env"  # optional: a tool that declares runtime.envdir
                                       # reads <envdir_root>/<tool name> (daemontools rules)
   env_allowlist = ["PATH", "HOME"]    # optional: unsandboxed tools see only these variables
+  workspace     = "."                 # optional default workspace, relative to this file:
+                                      # what "{workspace}" names in a tool's sandbox paths
+                                      # when neither --workspace nor $TOOLBOX_WORKSPACE
+                                      # does (else the current directory); never locked
 
   tool "read_file" {                  # an executable speaking the bash-tool protocol
     path         = "tools/read_file"  # relative to the toolbox file
@@ -109,8 +113,8 @@ const toolboxFileHelp = `The toolbox file (HCL), by default ./toolbox.hcl:
   builtin "process" {                 # background shell commands (off unless declared)
     sandbox {                         # each command runs as bash -c in this sandbox
       fs {
-        read  = ["."]                 # relative to this file
-        write = ["."]
+        read  = ["{workspace}"]       # the call's workspace, or paths relative to this file
+        write = ["{workspace}"]
       }
       net = "none"                    # host | none
       tmp = "shared"                  # shared | private

@@ -12,12 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/server/mcpconfig"
 )
 
 // WorkspaceEnv is the environment variable naming the workspace when
 // --workspace is not given (the variable toolbox mcp reads too).
-const WorkspaceEnv = "TOOLBOX_WORKSPACE"
+const WorkspaceEnv = runspec.WorkspaceEnv
 
 // MCPConfigOptions are the inputs of mcp config.
 type MCPConfigOptions struct {
@@ -57,7 +58,10 @@ func NewCmdMCPConfig(g *Globals, runF func(*MCPConfigOptions) error) *cobra.Comm
 		Long: `config prints what an MCP client needs to start "toolbox mcp" for this toolbox
 file and workspace, in the client's own format, with absolute paths: the
 toolbox binary, the toolbox file (-f, $TOOLBOX_FILE, ./toolbox.hcl) and the
-workspace (--workspace, $TOOLBOX_WORKSPACE, else the current directory).
+workspace (--workspace, $TOOLBOX_WORKSPACE, the locked toolbox file's
+workspace attribute, else the current directory), checked as toolbox mcp
+checks it: a workspace taken from the current directory is refused when it is
+your home directory or above it (name the project).
 
 --write merges it into the client's file instead: every other key is kept, a
 server of the same --name is replaced, the old file is kept beside it as
@@ -86,7 +90,7 @@ say).`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Client, "client", "", "the MCP client: "+mcpconfig.ClientNames())
-	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "the project the tools work on (default $"+WorkspaceEnv+", else the current directory)")
+	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "the project the tools work on (default $"+WorkspaceEnv+", the toolbox file's workspace, else the current directory)")
 	cmd.Flags().BoolVar(&opts.Write, "write", false, "merge the entry into the client's configuration file (keeping a backup)")
 	cmd.Flags().StringVar(&opts.ClientFile, "client-file", "", "with --write: the file to merge into instead of the client's own")
 	cmd.Flags().StringVar(&opts.Name, "name", "toolbox", "the server's name in the client's configuration")
@@ -115,7 +119,7 @@ func mcpConfigRun(opts *MCPConfigOptions) error {
 	if err != nil {
 		return err
 	}
-	workspace, err := configWorkspace(opts.Workspace, getenv)
+	workspace, err := configWorkspace(opts.Workspace, getenv, manifest.LockPath(toolboxFile), opts.StateDirInUse())
 	if err != nil {
 		return err
 	}
@@ -189,28 +193,27 @@ func mcpConfigRun(opts *MCPConfigOptions) error {
 	return nil
 }
 
-// configWorkspace is the absolute workspace directory: flag, else the
-// environment, else the current directory. It must be a directory.
-func configWorkspace(flag string, getenv func(string) string) (string, error) {
-	dir, from := flag, "--workspace"
-	if dir == "" {
-		dir, from = getenv(WorkspaceEnv), WorkspaceEnv
-	}
-	if dir == "" {
-		dir, from = ".", "the current directory"
-	}
-	abs, err := filepath.Abs(dir)
+// configWorkspace is the workspace the client's toolbox mcp is pinned
+// to: flag, else the environment, else the default of the lock at
+// lockPath (the toolbox file's workspace attribute; none when the lock
+// cannot be read yet), else the current directory; resolved and refused
+// as a call's is (runspec.Trust.WithWorkspace), so that a config written
+// from the home directory does not turn that refused default into an
+// explicit --workspace ~. The result is absolute, symlinks resolved.
+func configWorkspace(flag string, getenv func(string) string, lockPath, stateDir string) (string, error) {
+	w, err := runspec.ChooseWorkspace(flag, getenv(WorkspaceEnv))
 	if err != nil {
-		return "", fmt.Errorf("%s %q: %w", from, dir, err)
+		return "", err
 	}
-	st, err := os.Stat(abs)
+	l, err := manifest.Read(lockPath)
 	if err != nil {
-		return "", fmt.Errorf("workspace %q (from %s): %w", dir, from, err)
+		l = nil // mcp reports it when the client starts it; the note says to lock
 	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("workspace %q (from %s) is not a directory", dir, from)
+	trust := runspec.NewTrust(lockPath, l, stateDir).WithWorkspace(w)
+	if trust.WorkspaceErr != nil {
+		return "", trust.WorkspaceErr
 	}
-	return abs, nil
+	return trust.Workspace, nil
 }
 
 // ToolboxExecutable is the absolute path of the toolbox binary: this one

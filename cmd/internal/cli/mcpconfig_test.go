@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/server/mcpconfig"
 )
 
@@ -125,7 +126,7 @@ func TestMCPConfigErrors(t *testing.T) {
 		"bad server name": {func(o *MCPConfigOptions, _ string) { o.Name = "a b" }, `server name "a b"`, false},
 		"workspace by env": {func(o *MCPConfigOptions, _ string) {
 			o.Workspace, o.Getenv = "", func(string) string { return "/nonexistent-ws" }
-		}, "(from TOOLBOX_WORKSPACE)", false},
+		}, `workspace "/nonexistent-ws" ($TOOLBOX_WORKSPACE) does not exist`, false},
 	} {
 		opts, _, _, dir := configFixture(t)
 		opts.Client = "cursor"
@@ -138,6 +139,27 @@ func TestMCPConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &ue) != c.use {
 			t.Errorf("%s: %v, want an error (usage: %v) containing %q", what, err, c.use, c.want)
 		}
+	}
+}
+
+// A workspace left to the current directory is refused as toolbox mcp
+// refuses it: the home directory (and above) is never pinned as an explicit
+// --workspace; named with --workspace it is honoured.
+func TestMCPConfigHomeWorkspace(t *testing.T) {
+	opts, out, _, dir := configFixture(t)
+	opts.Client = "cursor"
+	home := filepath.Join(dir, "ws")
+	t.Setenv("HOME", home)
+	t.Chdir(home)
+	opts.Workspace = ""
+	err := mcpConfigRun(opts)
+	var we *runspec.WorkspaceError
+	if !errors.As(err, &we) || !strings.Contains(err.Error(), "(the current directory) holds the home directory "+home) || out.Len() != 0 {
+		t.Fatalf("from the home directory: %v, stdout %q; want the workspace refused", err, out)
+	}
+	opts.Workspace = home
+	if err := mcpConfigRun(opts); err != nil || !strings.Contains(out.String(), `"--workspace",`) || !strings.Contains(out.String(), `"`+home+`"`) {
+		t.Fatalf("--workspace ~: %v, stdout %q", err, out)
 	}
 }
 

@@ -82,6 +82,7 @@ process group, then SIGKILL after a grace.`,
 	f.DurationVar(&opts.Timeout, "timeout", 0, "stop the command after this long, e.g. 10m (default: no limit)")
 	f.DurationVar(&opts.Wait, "wait", supervisor.DefaultWait, "wait up to this long for it to finish (0 answers at once; capped at 30s)")
 	addDaemonFlags(cmd, &opts.DaemonOptions)
+	AddWorkspaceFlag(cmd, g)
 	return cmd
 }
 
@@ -135,9 +136,14 @@ func processRunRun(ctx context.Context, opts *ProcessRunOptions) error {
 	if wait == 0 {
 		wait = -1 // the wire's "answer at once"; 0 there is the default
 	}
+	ws, err := opts.chosenWorkspace()
+	if err != nil {
+		return err
+	}
 	req := wire.Request{
 		Op: wire.OpRunCommand, CallerEnv: environ(), WaitMS: wait, Lock: opts.wantLock(),
-		Command: &wire.Command{Cmd: opts.Cmd, Name: opts.Name, Label: opts.Label, Cwd: dir, Env: env, TimeoutMS: wire.Millis(opts.Timeout)},
+		Command:   &wire.Command{Cmd: opts.Cmd, Name: opts.Name, Label: opts.Label, Cwd: dir, Env: env, TimeoutMS: wire.Millis(opts.Timeout)},
+		Workspace: ws.Dir, WorkspaceFrom: string(ws.From),
 	}
 	var st supervisor.Status
 	if err := opts.call(ctx, req, &st); err != nil {

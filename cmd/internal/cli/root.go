@@ -73,7 +73,10 @@ type Globals struct {
 	File     string
 	StateDir string
 	Sandbox  string
-	IO       IOStreams
+	// Workspace is --workspace of the commands that take it
+	// (AddWorkspaceFlag); see ChosenWorkspace.
+	Workspace string
+	IO        IOStreams
 	// CompileSchema validates jsonl events (validate.CompileEventSchema).
 	CompileSchema func(schema json.RawMessage) (launcher.EventValidator, error)
 	// Plugins runs plugin tools.

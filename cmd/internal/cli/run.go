@@ -69,6 +69,7 @@ printed instead.`,
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON envelope instead of the raw result")
 	f.IntVar(&opts.Keep, "keep", launcher.DefaultKeepEvents, "stream tools: how many last events the result keeps (every event is printed as it arrives)")
 	f.StringVar(&opts.Session, "session", os.Getenv("TOOLBOX_SESSION"), "session id passed to the tool as TOOLBOX_SESSION")
+	AddWorkspaceFlag(cmd, g)
 	return cmd
 }
 
@@ -122,6 +123,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			}
 		}
 	}
+	ws, err := opts.ChosenWorkspace()
+	if err != nil {
+		return err
+	}
 	raw, err := opts.readArgs(opts.IO.In)
 	if err != nil {
 		return opts.refused(err)
@@ -135,7 +140,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	req := launcher.Request{
 		LockPath: lockPath, Lock: l, Name: opts.Name, Backends: backends, Args: args,
-		Timeout: opts.Timeout, CallerEnv: os.Environ(), Session: opts.Session, StateDir: opts.StateDirInUse(),
+		Timeout: opts.Timeout, CallerEnv: os.Environ(), Session: opts.Session, StateDir: opts.StateDirInUse(), Workspace: ws,
 		CompileSchema: opts.CompileSchema, Plugins: opts.Plugins, MCP: opts.MCP, KeepEvents: opts.Keep,
 	}
 	if !opts.JSON {

@@ -61,6 +61,7 @@ processes.`,
 	f := cmd.Flags()
 	opts.addFlags(f)
 	addDaemonFlags(cmd, &opts.DaemonOptions)
+	AddWorkspaceFlag(cmd, g)
 	return cmd
 }
 
@@ -83,9 +84,14 @@ func startRun(ctx context.Context, opts *StartOptions) error {
 	if !isJSONObject(raw) {
 		return &UsageError{Err: errors.New("--args: want one JSON object, e.g. '{\"path\":\"app.log\"}'")}
 	}
+	ws, err := opts.chosenWorkspace()
+	if err != nil {
+		return err
+	}
 	req := wire.Request{
 		Op: wire.OpStart, Tool: opts.Name, Args: raw, Backends: backends,
 		CallerEnv: opts.environ(), Lock: opts.wantLock(),
+		Workspace: ws.Dir, WorkspaceFrom: string(ws.From),
 	}
 	var h supervisor.Handle
 	if err := opts.call(ctx, req, &h); err != nil {

@@ -50,12 +50,18 @@ status (ok, failed, unverified, skipped), time, detail and fix; which limits
 this machine enforces; and the exposure of every tool and of the builtin
 "process": what a run would give it now (mechanism, uid, the paths it reads
 and writes, network, tmp, seccomp rule set, protected paths, limits) and a
-verdict, confined, partial or exposed, with the reasons. It exits 2 when a
+verdict, confined, partial or exposed, with the reasons. Tools naming the
+workspace are explained on the workspace a run would use (--workspace,
+$TOOLBOX_WORKSPACE, the toolbox file's default, else the current directory):
+writing it keeps a tool confined (reason writes-workspace). It exits 2 when a
 required capability has no active backend, 1 when a tool cannot be locked.`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.JSON && !opts.Probe {
 				return &cli.UsageError{Err: errors.New("--json needs --probe: only the probe report is printed as JSON")}
+			}
+			if opts.Workspace != "" && !opts.Probe {
+				return &cli.UsageError{Err: errors.New("--workspace needs --probe: only the probes run tools")}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -69,6 +75,7 @@ required capability has no active backend, 1 when a tool cannot be locked.`,
 	cmd.Flags().BoolVar(&opts.Probe, "probe", false, "run every probe now and report")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "with --probe: print the probe report as JSON")
 	cmd.Flags().DurationVar(&opts.ProbeTimeout, "probe-timeout", 0, "bound each describe and check (default 10s for describe, 30s for check)")
+	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "with --probe: run the checks on this project directory and explain the exposure on it (default $TOOLBOX_WORKSPACE, else checks on a private empty one, as lock does, and the exposure on a run's default)")
 	return cmd
 }
 
@@ -168,7 +175,11 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse()})
+	ws, err := opts.ChosenWorkspace()
+	if err != nil {
+		return err
+	}
+	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse(), Workspace: ws})
 	// An MCP backend is ok when its server lists its locked tools.
 	if locked, err := manifest.Read(manifest.LockPath(opts.ToolboxFile())); err == nil {
 		compiler.MarkDrift(res, locked)
@@ -193,7 +204,7 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 			}
 		}
 	}
-	rep.Exposure = buildExposure(opts, opts.ToolboxFile(), explained, os.Environ())
+	rep.Exposure = buildExposure(opts, opts.ToolboxFile(), explained, os.Environ(), ws)
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolbox-dev/toolbox/launcher/exposure"
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -16,7 +17,12 @@ import (
 // tool the probes could lock, and the builtin "process", each with what
 // a run would give it now (DESIGN.md §6, "Exposure report").
 type exposureReport struct {
-	Tools []exposure.Entry `json:"tools"`
+	// Workspace is the workspace the tools naming it are explained under
+	// (absolute, symlinks resolved), absent when none can be used, and
+	// WorkspaceRefused then says why.
+	Workspace        string           `json:"workspace,omitempty"`
+	WorkspaceRefused string           `json:"workspace_refused,omitempty"`
+	Tools            []exposure.Entry `json:"tools"`
 	// MCPServers are the MCP servers run over stdio: what runs for their
 	// tools, which Tools leaves out.
 	MCPServers     []exposure.Entry `json:"mcp_servers,omitempty"`
@@ -24,20 +30,40 @@ type exposureReport struct {
 }
 
 // buildExposure explains the tools of l, the lock the probes built for the
-// toolbox file, as runs of the lock beside it would start them.
-func buildExposure(opts *CheckOptions, file string, l *manifest.Lock, callerEnv []string) exposureReport {
+// toolbox file, as runs of the lock beside it would start them on the
+// workspace ws (the zero value: the toolbox file's default, else the
+// current directory, as a run's). A nil l (the probes built no lock)
+// explains nothing.
+func buildExposure(opts *CheckOptions, file string, l *manifest.Lock, callerEnv []string, ws runspec.Workspace) exposureReport {
+	if l == nil { // nothing could be compiled (the errors say why)
+		return exposureReport{Tools: []exposure.Entry{}}
+	}
 	if abs, err := filepath.Abs(file); err == nil {
 		file = abs
 	}
 	lockPath := manifest.LockPath(file)
-	xo := exposure.Options{StateDir: opts.StateDirInUse(), CallerEnv: callerEnv}
-	return exposureReport{Tools: exposure.Tools(lockPath, l, xo), MCPServers: exposure.MCPServers(lockPath, l, xo), BuiltinProcess: exposure.Process(lockPath, l, xo)}
+	xo := exposure.Options{StateDir: opts.StateDirInUse(), CallerEnv: callerEnv, Workspace: ws}
+	rep := exposureReport{Tools: exposure.Tools(lockPath, l, xo), MCPServers: exposure.MCPServers(lockPath, l, xo), BuiltinProcess: exposure.Process(lockPath, l, xo)}
+	if runspec.UsesWorkspace(l) {
+		trust := exposure.Trust(lockPath, l, xo)
+		rep.Workspace = trust.Workspace
+		if trust.WorkspaceErr != nil {
+			rep.WorkspaceRefused = trust.WorkspaceErr.Error()
+		}
+	}
+	return rep
 }
 
 // printExposure prints the exposure report: per tool its verdict and
 // confinement on one line, then what it reaches and why the verdict.
 func printExposure(w io.Writer, r exposureReport) {
 	fmt.Fprintln(w, "exposure (confined, partial or exposed):")
+	switch {
+	case r.Workspace != "":
+		fmt.Fprintf(w, "  on the workspace %s\n", r.Workspace)
+	case r.WorkspaceRefused != "":
+		fmt.Fprintf(w, "  no usable workspace: %s\n", r.WorkspaceRefused)
+	}
 	for _, e := range r.Tools {
 		printEntry(w, e.Name, e)
 	}

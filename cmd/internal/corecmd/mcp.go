@@ -24,6 +24,7 @@ import (
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/probe/pluginprobe"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 	"github.com/toolbox-dev/toolbox/server/mcpserver"
 )
@@ -66,9 +67,13 @@ mapped for strict clients: kv.get becomes kv_get); each service gets a
 commands (builtin "process") started. Tools run exactly as ` + "`toolbox run`" + ` runs
 them. The lock must exist and match the toolbox file (run ` + "`toolbox lock`" + `).
 
-Tools run in the directory the client started toolbox mcp in, which many
-clients do not let you choose: -C DIR runs them in DIR (the default toolbox's
-relative paths start there). -f and --state-dir are read before.
+Tools work on a workspace, the project directory their sandbox names
+{workspace}: --workspace DIR, else $TOOLBOX_WORKSPACE, else the toolbox file's
+workspace attribute (relative to it), else the directory the client started
+toolbox mcp in (many clients do not let you choose it: -C DIR changes to DIR
+first; -f and --state-dir are read before). The root directory, system
+directories and, when it comes from the current directory, your home
+directory are refused: name the project. One lock serves any workspace.
 
 Plugin tools are kept warm: a plugin's process is started by its first call
 (its binary hashed against the lock), serves every later call of the
@@ -89,7 +94,8 @@ else ~/.local/state/toolbox); when the default cannot be created, none are.`,
 		},
 	}
 	cmd.AddCommand(cli.NewCmdMCPConfig(g, nil))
-	cmd.Flags().StringVarP(&opts.Dir, "dir", "C", "", "run the tools in this directory (default: the current one)")
+	cmd.Flags().StringVarP(&opts.Dir, "dir", "C", "", "change to this directory first (the workspace when neither --workspace, $TOOLBOX_WORKSPACE nor the toolbox file names one)")
+	cli.AddWorkspaceFlag(cmd, g)
 	cmd.Flags().DurationVar(&opts.Recheck, "recheck", 0, "re-run capability backends' checks this often (e.g. 5m) and switch to the next locked backend whose check passes")
 	cmd.Flags().StringArrayVar(&opts.Backends, "backend", nil, "capability=tool: serve the capability with this backend first (repeatable; unknown names are ignored)")
 	addMaxCallsFlag(cmd, &opts.MaxCalls)
@@ -144,14 +150,21 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 			env = setEnv(env, "PWD", pwd)
 		}
 	}
-	sup, err := newMCPSupervisor(opts, lockPath, l, env)
+	ws, err := opts.WorkspaceIn(env)
+	if err != nil {
+		return err
+	}
+	if _, err := serverWorkspace(lockPath, l, mcpStateDir(opts), ws); err != nil {
+		return err
+	}
+	sup, err := newMCPSupervisor(opts, lockPath, l, env, ws)
 	if err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mcpserver.New(mcpserver.Options{
 		LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: env, Backends: backends,
-		Logger: logger, Version: cli.Version(), StateDir: mcpStateDir(opts), MaxCalls: opts.MaxCalls,
+		Logger: logger, Version: cli.Version(), StateDir: mcpStateDir(opts), MaxCalls: opts.MaxCalls, Workspace: ws,
 	})
 	if err != nil {
 		closeSupervisor(opts, sup)
@@ -162,7 +175,7 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if opts.Recheck > 0 {
-		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: env, TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: mcpStateDir(opts), MCP: mcprun.Check})
+		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: env, TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: mcpStateDir(opts), Workspace: ws, MCP: mcprun.Check})
 		go m.Run(ctx, func(live *manifest.Lock) {
 			for name, c := range live.Capabilities {
 				if c.Active != l.Capabilities[name].Active {
@@ -219,9 +232,9 @@ func mcpStateDir(opts *MCPOptions) string {
 // explicit --state-dir that cannot be used is an error; the default one
 // (the daemon's, wire.DefaultStateDir) falls back to keeping no records,
 // with a warning.
-func newMCPSupervisor(opts *MCPOptions, lockPath string, l *manifest.Lock, env []string) (*supervisor.Supervisor, error) {
+func newMCPSupervisor(opts *MCPOptions, lockPath string, l *manifest.Lock, env []string, ws runspec.Workspace) (*supervisor.Supervisor, error) {
 	cfg := supervisor.Config{
-		Lock: l, LockPath: lockPath, CallerEnv: env,
+		Lock: l, LockPath: lockPath, CallerEnv: env, Workspace: ws,
 		CompileSchema: compileSupervisorSchema,
 		Hidden:        []string{mcpStateDir(opts)},
 		Logf: func(format string, args ...any) {

@@ -106,6 +106,7 @@ It prints what it starts and stops on stderr, nothing on stdout.`,
 	cmd.Flags().DurationVar(&opts.Recheck, "recheck", 0, "with --mcp-http/--mcp-unix: re-run capability backends' checks this often and switch to the next locked backend whose check passes")
 	cmd.Flags().Int64Var(&opts.LogBytes, "log-bytes", 0, "also keep each process's full output in log files under the state dir, each capped at this many bytes (0: none)")
 	addMaxCallsFlag(cmd, &opts.MaxCalls)
+	cli.AddWorkspaceFlag(cmd, g)
 	return cmd
 }
 
@@ -130,6 +131,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return err
 	}
+	ws, err := opts.ChosenWorkspace()
+	if err != nil {
+		return err
+	}
+	wsDir, err := serverWorkspace(lf.Path, lf.Lock, stateDir, ws)
+	if err != nil {
+		return err
+	}
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(opts.IO.Err, "toolbox serve: "+format+"\n", args...)
 	}
@@ -139,7 +148,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	defer srv.Close()
 	sup, err := supervisor.New(supervisor.Config{
-		StateDir: stateDir, Lock: lf.Lock, LockPath: lf.Path, CallerEnv: os.Environ(),
+		StateDir: stateDir, Lock: lf.Lock, LockPath: lf.Path, CallerEnv: os.Environ(), Workspace: ws,
 		CompileSchema: compileServeSchema, LogBytes: opts.LogBytes, Logf: logf,
 	})
 	if err != nil {
@@ -154,9 +163,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	sctx, stop := notify(ctx)
 	defer stop()
 	logf("listening on %s (pid %d, lock %s)", srv.Socket(), os.Getpid(), lf.Path)
+	if wsDir != "" {
+		logf("workspace %s (a start or command may name another with --workspace)", wsDir)
+	}
 	closeMCP := func() {}
 	if opts.MCPHTTP != "" || opts.MCPUnix {
-		if closeMCP, err = serveMCPHTTP(sctx, opts, stateDir, lf.Path, lf.Lock, sup, logf); err != nil {
+		if closeMCP, err = serveMCPHTTP(sctx, opts, stateDir, lf.Path, lf.Lock, sup, ws, logf); err != nil {
 			return err
 		}
 	}

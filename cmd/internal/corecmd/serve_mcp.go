@@ -17,6 +17,7 @@ import (
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/probe/pluginprobe"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/server/mcpserver"
 )
 
@@ -33,14 +34,14 @@ const httpDrain = 250 * time.Millisecond
 // (--mcp-token-file, else <state dir>/mcp.token); the unix socket serves
 // this uid only. Both refuse a foreign Origin (mcpserver.HTTPGuard). It
 // returns a function that stops the listeners.
-func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath string, l *manifest.Lock, sup *supervisor.Supervisor, logf func(string, ...any)) (func(), error) {
+func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath string, l *manifest.Lock, sup *supervisor.Supervisor, ws runspec.Workspace, logf func(string, ...any)) (func(), error) {
 	for _, o := range opts.MCPAllowOrigins {
 		if _, err := mcpserver.NormalizeOrigin(o); err != nil {
 			return nil, &cli.UsageError{Err: fmt.Errorf("--mcp-allow-origin: %w", err)}
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := mcpserver.New(mcpserver.Options{LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: os.Environ(), Logger: logger, Version: cli.Version(), StateDir: stateDir, MaxCalls: opts.MaxCalls})
+	srv, err := mcpserver.New(mcpserver.Options{LockPath: lockPath, Lock: l, Supervisor: sup, CallerEnv: os.Environ(), Logger: logger, Version: cli.Version(), StateDir: stateDir, MaxCalls: opts.MaxCalls, Workspace: ws})
 	if err != nil {
 		return nil, fmt.Errorf("%w; run `toolbox lock`", err)
 	}
@@ -113,7 +114,7 @@ func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath st
 		logf("serving MCP over HTTP on unix socket %s (path /mcp; uid %d only)", path, uid)
 	}
 	if opts.Recheck > 0 {
-		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: os.Environ(), TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: stateDir, MCP: mcprun.Check})
+		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: os.Environ(), TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: stateDir, Workspace: ws, MCP: mcprun.Check})
 		go m.Run(ctx, func(live *manifest.Lock) {
 			logf("live health: capability backends changed")
 			srv.SetLock(live)

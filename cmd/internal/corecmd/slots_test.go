@@ -12,6 +12,7 @@ import (
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/runspec"
 )
 
 // toolbox mcp counts its live processes in the state dir's slots, the
@@ -29,7 +30,7 @@ func TestMCPSharesTheDaemonsHostCount(t *testing.T) {
 	l.Process = &manifest.ProcessBuiltin{Unconfined: true, Mechanism: "none"}
 	state := t.TempDir()
 	opts := &MCPOptions{Globals: &cli.Globals{StateDir: state, IO: cli.IOStreams{Err: os.Stderr}}}
-	sup, err := newMCPSupervisor(opts, lockPath, l, os.Environ())
+	sup, err := newMCPSupervisor(opts, lockPath, l, os.Environ(), runspec.Workspace{})
 	if err != nil {
 		t.Fatal(err)
 	}

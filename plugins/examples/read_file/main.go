@@ -3,8 +3,9 @@
 // errors, so that the two can back one capability. It prints a text file, or
 // lines start..end of it (1-based, inclusive), exactly as stored.
 //
-// Like the exec tool it declares its runtime relative to its own directory:
-// built into toolboxes/default/plugins/, "../../.." is the repository root.
+// Like the exec tool it declares its runtime on the workspace, the project
+// directory chosen at each call ("{workspace}", DESIGN.md §2): it reads
+// nothing else, wherever it is built.
 //
 //	go build -o toolboxes/default/plugins/read_file ./plugins/examples/read_file
 package main
@@ -44,9 +45,9 @@ func (readFile) Describe() protocol.Describe {
 	return protocol.Describe{
 		Protocol:    2,
 		Slug:        "read_file",
-		Description: "Print a text file of the repository, whole or lines start..end (1-based, inclusive), exactly as stored. Relative paths are relative to the repository root. Refuses directories (use list_dir) and binary files. For long files, read a range.",
+		Description: "Print a text file of the workspace (the project directory), whole or lines start..end (1-based, inclusive), exactly as stored. Relative paths are relative to the workspace; nothing outside it can be read. Refuses directories (use list_dir) and binary files. For long files, read a range.",
 		Args: []protocol.Arg{
-			{Name: "path", Description: "File to read, relative to the repository root or absolute", Type: "path", BackingType: "string", Arity: protocol.AritySingle, Mode: protocol.ModePositional},
+			{Name: "path", Description: "File to read, relative to the workspace (the project directory) or absolute inside it", Type: "path", BackingType: "string", Arity: protocol.AritySingle, Mode: protocol.ModePositional},
 			{Name: "start", Description: "First line to print (1-based; default 1)", Type: "integer >= 1", BackingType: "integer", Arity: protocol.ArityOptional, Mode: protocol.ModeDashDashEqual},
 			{Name: "end", Description: "Last line to print, inclusive (default: the last line; an end past the file stops at its last line)", Type: "integer >= start", BackingType: "integer", Arity: protocol.ArityOptional, Mode: protocol.ModeDashDashEqual},
 		},
@@ -55,8 +56,8 @@ func (readFile) Describe() protocol.Describe {
 		Check:           true,
 		Process:         &protocol.Process{Mode: "oneshot", Output: &protocol.Output{Framing: "chunks"}},
 		Runtime: &protocol.Runtime{
-			Rundir:  "../../..",
-			Sandbox: &protocol.Sandbox{FS: &protocol.FS{Read: []string{"../../.."}}, Net: "none", Tmp: "private"},
+			Rundir:  protocol.WorkspaceToken,
+			Sandbox: &protocol.Sandbox{FS: &protocol.FS{Read: []string{protocol.WorkspaceToken}}, Net: "none", Tmp: "private"},
 			// Each call reads its own file: a warm process serves calls at once.
 			Concurrency: 8,
 		},

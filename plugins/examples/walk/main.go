@@ -12,8 +12,8 @@
 // After max_files files (default 10000) it stops with exit code 1, saying
 // how to narrow the walk.
 //
-// Its runtime is declared like the exec tools of toolboxes/default: built
-// into toolboxes/default/plugins/, "../../.." is the repository root.
+// Its runtime is declared like the exec tools of toolboxes/default: it reads
+// the workspace ("{workspace}", DESIGN.md §2) and nothing else.
 //
 //	go build -o toolboxes/default/plugins/walk ./plugins/examples/walk
 package main
@@ -78,9 +78,9 @@ func (walk) Describe() protocol.Describe {
 	return protocol.Describe{
 		Protocol:    2,
 		Slug:        "walk",
-		Description: "Walk a directory of the repository and stream one event per file: its path relative to the directory, its size in bytes and, for text files, its line count. Hidden entries are skipped unless all is true; .git is never entered. Use it to see how big a code base or a subtree is, or to find files by name with glob.",
+		Description: "Walk a directory of the workspace (the project directory) and stream one event per file: its path relative to the directory, its size in bytes and, for text files, its line count. Hidden entries are skipped unless all is true; .git is never entered. Use it to see how big a code base or a subtree is, or to find files by name with glob.",
 		Args: []protocol.Arg{
-			{Name: "path", Description: "Directory to walk, relative to the repository root or absolute ('.' is the root)", Type: "path", BackingType: "string", Arity: protocol.AritySingle, Mode: protocol.ModePositional},
+			{Name: "path", Description: "Directory to walk, relative to the workspace or absolute inside it ('.' is the workspace)", Type: "path", BackingType: "string", Arity: protocol.AritySingle, Mode: protocol.ModePositional},
 			{Name: "glob", Description: "Only files whose name matches this pattern, e.g. *.go (default: every file)", Type: "glob", BackingType: "string", Arity: protocol.ArityOptional, Mode: protocol.ModeDashDashEqual},
 			{Name: "all", Description: "Also walk hidden entries (default false)", Type: "boolean", BackingType: "boolean", Arity: protocol.ArityOptional, Mode: protocol.ModeDashDashEqual},
 			{Name: "max_files", Description: "Stop after this many files (default 10000)", Type: "integer >= 1", BackingType: "integer", Arity: protocol.ArityOptional, Mode: protocol.ModeDashDashEqual},
@@ -91,8 +91,8 @@ func (walk) Describe() protocol.Describe {
 			Output: &protocol.Output{Framing: "jsonl", Event: json.RawMessage(eventSchema)},
 		},
 		Runtime: &protocol.Runtime{
-			Rundir:  "../../..",
-			Sandbox: &protocol.Sandbox{FS: &protocol.FS{Read: []string{"../../.."}}, Net: "none", Tmp: "private"},
+			Rundir:  protocol.WorkspaceToken,
+			Sandbox: &protocol.Sandbox{FS: &protocol.FS{Read: []string{protocol.WorkspaceToken}}, Net: "none", Tmp: "private"},
 		},
 	}
 }

@@ -34,7 +34,8 @@ const (
 // needs Session. The fields each op reads, and its result:
 //
 //	ping           -                                       → Info
-//	start          tool, args, backends, caller_env, lock  → supervisor.Handle
+//	start          tool, args, backends, caller_env, lock, → supervisor.Handle
+//	               workspace, workspace_from
 //	send           process, event                          → supervisor.SendResult
 //	list           -                                       → []supervisor.Status
 //	status         process, wait_ms                        → supervisor.Status
@@ -43,7 +44,8 @@ const (
 //	stop           process, force                          → supervisor.Status
 //	wait           process, wait_ms                        → supervisor.Status
 //	inbox          cursor, max                             → supervisor.InboxPage
-//	run_command    command, caller_env, wait_ms, lock      → supervisor.Status
+//	run_command    command, caller_env, wait_ms, lock,     → supervisor.Status
+//	               workspace, workspace_from
 //	close_session  -                                       → {}
 //
 // Fields an op does not read are ignored.
@@ -87,6 +89,13 @@ type Request struct {
 	WaitMS int64 `json:"wait_ms,omitempty"`
 	// Command is the background command of run_command.
 	Command *Command `json:"command,omitempty"`
+	// Workspace is the workspace the client chose for a start or a
+	// background command (absolute), WorkspaceFrom where it came from
+	// ("--workspace" or "$TOOLBOX_WORKSPACE", runspec.WorkspaceSource).
+	// Absent: the daemon's own workspace (serve's --workspace, its
+	// $TOOLBOX_WORKSPACE, the toolbox file's default, else its directory).
+	Workspace     string `json:"workspace,omitempty"`
+	WorkspaceFrom string `json:"workspace_from,omitempty"`
 }
 
 // Command is a background shell command (supervisor.Command on the wire).

@@ -77,7 +77,7 @@ func commandConfinement(lockDir string, pb *manifest.ProcessBuiltin) string {
 	if spec.TmpPrivate {
 		b.WriteString("; /tmp is its own")
 	}
-	b.WriteString(". cwd must lie inside these paths (default: the server's directory when it does, else the first writable path); its environment holds only PATH, locale and the like, plus env.")
+	b.WriteString(". cwd must lie inside these paths (relative to the workspace; default: the workspace when it does, else the first writable path); its environment holds only PATH, locale and the like, plus env.")
 	return b.String()
 }
 
@@ -85,7 +85,12 @@ func orNothing(paths []string) string {
 	if len(paths) == 0 {
 		return "nothing"
 	}
-	return strings.Join(paths, ", ")
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		// A path naming the workspace is the project the server works on.
+		out[i] = strings.Replace(p, protocol.WorkspaceToken, "the workspace", 1)
+	}
+	return strings.Join(out, ", ")
 }
 
 const commandRunSchema = `{
@@ -94,7 +99,7 @@ const commandRunSchema = `{
     "command": {"type": "string", "description": "the shell command line (not empty)"},
     "name": {"type": "string", "description": "optional name to address it by instead of its id: 1 to 63 of a-z, 0-9 and -; reusable once it finished"},
     "label": {"type": "string", "description": "free text shown in lists"},
-    "cwd": {"type": "string", "description": "working directory (default: the server's)"},
+    "cwd": {"type": "string", "description": "working directory, relative to the workspace (default: the workspace)"},
     "env": {"type": "array", "items": {"type": "string"}, "description": "variables added to the environment, each NAME=value"},
     "timeout_seconds": {"type": "number", "description": "stop it after this long (0 or more; default: no timeout)"},
     "wait_seconds": {"type": "number", "description": "inline wait (default 3; values above 30 are capped at 30; 0 returns at once)"}

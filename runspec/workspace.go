@@ -1,0 +1,329 @@
+package runspec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
+)
+
+// WorkspaceEnv is the variable that names the workspace: read by the CLI
+// (below --workspace) and set for every tool and background command whose
+// call has a workspace (DESIGN.md §2, §7).
+const WorkspaceEnv = "TOOLBOX_WORKSPACE"
+
+// WorkspaceSource says where a call's workspace came from, in precedence
+// order: the first that names one wins (DESIGN.md §7).
+type WorkspaceSource string
+
+// Workspace sources, strongest first.
+const (
+	FromFlag WorkspaceSource = "--workspace"
+	FromEnv  WorkspaceSource = "$" + WorkspaceEnv
+	FromFile WorkspaceSource = "the toolbox file's workspace"
+	FromCwd  WorkspaceSource = "the current directory"
+)
+
+// Workspace is the workspace a caller chose, not yet resolved: Dir as
+// given (relative paths are relative to the caller's working directory),
+// From where it came from. The zero value chooses nothing: the toolbox
+// file's default applies, else the current directory (Trust.WithWorkspace).
+type Workspace struct {
+	Dir  string
+	From WorkspaceSource
+}
+
+// ChooseWorkspace is the caller's explicit choice: flag (--workspace) when
+// not "", else env (the value of $TOOLBOX_WORKSPACE) when not "", else the
+// zero Workspace. Dir is made absolute against the current directory, so
+// that the choice means the same to a daemon whose directory differs.
+func ChooseWorkspace(flag, env string) (Workspace, error) {
+	w := Workspace{Dir: flag, From: FromFlag}
+	if flag == "" {
+		w = Workspace{Dir: env, From: FromEnv}
+	}
+	if w.Dir == "" {
+		return Workspace{}, nil
+	}
+	abs, err := filepath.Abs(w.Dir)
+	if err != nil {
+		return Workspace{}, fmt.Errorf("%s %q: %w", w.From, w.Dir, err)
+	}
+	w.Dir = abs
+	return w, nil
+}
+
+// WorkspaceError says why a chosen workspace cannot be used. A tool that
+// names the workspace (protocol.WorkspaceToken) is refused with it; the
+// others run without TOOLBOX_WORKSPACE.
+type WorkspaceError struct {
+	Dir  string
+	From WorkspaceSource
+	// Reason says what is wrong, in one lower-case phrase; Fix what to do.
+	Reason string
+	Fix    string
+}
+
+// Error names the directory, where it came from, the reason and the fix.
+func (e *WorkspaceError) Error() string {
+	return fmt.Sprintf("workspace %q (%s) %s; %s", e.Dir, e.From, e.Reason, e.Fix)
+}
+
+const fixWorkspace = "name the project's directory with --workspace DIR or $" + WorkspaceEnv
+
+// ErrNoWorkspace is the WorkspaceErr of a Trust that never chose one
+// (the compiler's, or a caller that did not call WithWorkspace).
+var ErrNoWorkspace = errors.New("no workspace was chosen for this call")
+
+// systemTrees are directories no workspace may be or lie in: the system
+// that every sandbox shows read-only, and the kernel's pseudo file systems.
+// A write grant there would hand the system to a tool; a read grant of /proc
+// or /sys would show the host's processes and devices.
+var systemTrees = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/boot", "/proc", "/sys", "/dev"}
+
+// WithWorkspace chooses and resolves the workspace of the calls t serves
+// and returns t: w when it names one, else the lock's default (the toolbox
+// file's workspace attribute, relative to the lock's directory), else the
+// current directory. The result is ResolveWorkspace's: Workspace set, or
+// WorkspaceErr saying why none can be used. It resolves once, now: a call
+// then opens that directory without following links (sandbox.Spec.Resolved).
+func (t *Trust) WithWorkspace(w Workspace) *Trust {
+	if w.Dir == "" && t.defaultWorkspace != "" {
+		w = Workspace{Dir: t.defaultWorkspace, From: FromFile}
+	}
+	if w.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			t.Workspace, t.WorkspaceErr = "", &WorkspaceError{Dir: ".", From: FromCwd, Reason: fmt.Sprintf("cannot be read: %v", err), Fix: fixWorkspace}
+			return t
+		}
+		w = Workspace{Dir: wd, From: FromCwd}
+	}
+	t.Workspace, t.WorkspaceErr = t.ResolveWorkspace(w)
+	return t
+}
+
+// ResolveWorkspace resolves w as a workspace of t's lock (DESIGN.md §6):
+// made absolute, every symlink followed once, and then refused
+// (*WorkspaceError) when it is not an existing directory, or is "/" or
+// the host's /tmp, or is or lies inside a system directory (/usr, /etc,
+// /proc…), the state dir, a protected directory (the envdir root) or the
+// toolbox's shared tmp. A workspace that came from the current directory
+// is also refused when it is the caller's home directory or above it
+// ($HOME): an MCP client started in one would otherwise hand the agent
+// every key and credential there; name such a directory explicitly to use
+// it. What lies inside an accepted workspace (the toolbox file, the lock,
+// the binaries, when the toolbox is kept there) is protected as inside
+// any grant: masked by bwrap, refused by landlock for writes.
+func (t *Trust) ResolveWorkspace(w Workspace) (string, error) {
+	fail := func(reason, fix string) (string, error) {
+		return "", &WorkspaceError{Dir: w.Dir, From: w.From, Reason: reason, Fix: fix}
+	}
+	abs, err := filepath.Abs(w.Dir)
+	if err != nil {
+		return fail(err.Error(), fixWorkspace)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return fail("does not exist or cannot be resolved", "create it, or "+fixWorkspace)
+	}
+	if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		return fail("is not a directory", fixWorkspace)
+	}
+	if strings.Contains(real, protocol.WorkspaceToken) {
+		return fail("has "+protocol.WorkspaceToken+" in its path, which declared paths reserve", "rename the directory, or "+fixWorkspace)
+	}
+	if real == "/" || real == hostTmp() {
+		return fail(fmt.Sprintf("is %s, which would hand the whole of it to every tool", real), fixWorkspace)
+	}
+	for _, d := range systemTrees {
+		if within(real, d) {
+			return fail(fmt.Sprintf("lies in the system directory %s", d), fixWorkspace)
+		}
+	}
+	var guarded []string
+	guarded = append(guarded, t.Hidden...)
+	for _, p := range t.Protected {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			guarded = append(guarded, p)
+		}
+	}
+	if t.LockPath != "" {
+		if tmp, err := sandbox.SharedTmpPath(t.LockPath); err == nil {
+			guarded = append(guarded, tmp)
+		}
+	}
+	for _, g := range guarded {
+		if r, err := filepath.EvalSymlinks(g); err == nil && within(real, r) {
+			return fail(fmt.Sprintf("lies in %s, which toolbox keeps from every tool", r), fixWorkspace)
+		}
+	}
+	if w.From == FromCwd {
+		if home, err := os.UserHomeDir(); err == nil {
+			if h, err := filepath.EvalSymlinks(home); err == nil && within(h, real) {
+				return fail(fmt.Sprintf("holds the home directory %s, where keys and credentials live", h), "run toolbox from the project's directory, or "+fixWorkspace+" (an explicit choice is honoured)")
+			}
+		}
+	}
+	return real, nil
+}
+
+// within reports whether p is dir or lies below it (both clean, absolute).
+func within(p, dir string) bool {
+	return dir == "/" || p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// hostTmp is the host's /tmp, resolved.
+func hostTmp() string {
+	if r, err := filepath.EvalSymlinks("/tmp"); err == nil {
+		return r
+	}
+	return "/tmp"
+}
+
+// ResolvePath turns a declared path into a host path: one naming the
+// workspace (protocol.WorkspaceToken) under the call's workspace, an
+// absolute one cleaned, a relative one under base. Declarations of the
+// toolbox file (builtin "process", MCP servers) pass the lock's
+// directory as base; a tool's runtime.sandbox paths its own directory.
+// ws is the call's resolved workspace ("" when none: then a path naming
+// it fails with wsErr, else ErrNoWorkspace). ok says whether p named the
+// workspace.
+func ResolvePath(base, p, ws string, wsErr error) (resolved string, ok bool, err error) {
+	rel, ok, err := protocol.WorkspacePath(filepath.ToSlash(p))
+	switch {
+	case err != nil:
+		return "", false, err
+	case !ok:
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p), false, nil
+		}
+		return filepath.Join(base, filepath.FromSlash(p)), false, nil
+	case ws == "":
+		if wsErr == nil {
+			wsErr = ErrNoWorkspace
+		}
+		return "", true, fmt.Errorf("path %q names the workspace: %w", p, wsErr)
+	}
+	return filepath.Join(ws, filepath.FromSlash(rel)), true, nil
+}
+
+// UsesWorkspace reports whether anything in l names the workspace: a
+// tool's declared paths or rundir, or the builtin "process" paths. A
+// server whose calls have no usable workspace refuses to start for such a
+// lock, rather than fail every call.
+func UsesWorkspace(l *manifest.Lock) bool {
+	if l == nil {
+		return false
+	}
+	names := func(paths ...string) bool {
+		for _, p := range paths {
+			if _, ok, _ := protocol.WorkspacePath(p); ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, t := range l.Tools {
+		if t == nil {
+			continue
+		}
+		if names(t.Runtime.Rundir) {
+			return true
+		}
+		if t.Describe != nil && t.Describe.Runtime != nil {
+			if sb := t.Describe.Runtime.Sandbox; sb != nil && sb.FS != nil && names(append(append([]string(nil), sb.FS.Read...), sb.FS.Write...)...) {
+				return true
+			}
+		}
+	}
+	for _, srv := range l.MCPServers {
+		if srv != nil && srv.Sandbox != nil && srv.Sandbox.FS != nil && names(append(append([]string(nil), srv.Sandbox.FS.Read...), srv.Sandbox.FS.Write...)...) {
+			return true
+		}
+	}
+	if p := l.Process; p != nil && p.Sandbox != nil && p.Sandbox.FS != nil {
+		return names(append(append([]string(nil), p.Sandbox.FS.Read...), p.Sandbox.FS.Write...)...)
+	}
+	return false
+}
+
+// trustWorkspace is the call's workspace, "" without a trust.
+func trustWorkspace(t *Trust) string {
+	if t == nil {
+		return ""
+	}
+	return t.Workspace
+}
+
+// declaredPaths makes a tool's declared sandbox paths host paths: those
+// naming the workspace under the call's workspace (each recorded in
+// spec.Resolved as its own resolution, see workspaceGrant), absolute ones
+// cleaned, the others under the tool's directory. field names the
+// declaration in a refusal.
+func declaredPaths(spec *sandbox.Spec, toolDir string, paths []string, field string, trust *Trust) ([]string, error) {
+	if paths == nil {
+		return nil, nil
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		r, err := workspaceGrant(spec, toolDir, p, field, trust)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// workspaceGrant resolves one declared path (ResolvePath). A path naming
+// the workspace is not resolved again at start: the workspace is resolved
+// already (Trust.WithWorkspace), and nothing below it may go through a
+// symlink, which would lead a grant of "{workspace}/out" wherever a tool
+// or the agent pointed out. So it becomes its own entry in spec.Resolved,
+// which the sandbox opens with RESOLVE_NO_SYMLINKS: a link planted later
+// is refused there; one present now is refused here, naming it.
+func workspaceGrant(spec *sandbox.Spec, base, p, field string, trust *Trust) (string, error) {
+	var ws string
+	var wsErr error
+	if trust != nil {
+		ws, wsErr = trust.Workspace, trust.WorkspaceErr
+	}
+	r, named, err := ResolvePath(base, p, ws, wsErr)
+	if err != nil || !named {
+		return r, err
+	}
+	for d := r; d != ws && within(d, ws); d = filepath.Dir(d) {
+		if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return "", &sandbox.RefusalError{Field: field, Mechanism: spec.Mechanism,
+				Reason: fmt.Sprintf("declared path %q goes through the symlink %s in the workspace; toolbox follows no link below the workspace", p, d),
+				Fix:    "replace the symlink by a real directory, or declare the path it points to"}
+		}
+	}
+	if spec.Resolved == nil {
+		spec.Resolved = map[string]string{}
+	}
+	spec.Resolved[r] = r
+	return r, nil
+}
+
+// rundirPath is the host path of the lock's rundir: one naming the
+// workspace under the call's workspace, else relative to the lock's
+// directory.
+func rundirPath(lockDir, rundir string, trust *Trust) (string, error) {
+	var ws string
+	var wsErr error
+	if trust != nil {
+		ws, wsErr = trust.Workspace, trust.WorkspaceErr
+	}
+	r, _, err := ResolvePath(lockDir, rundir, ws, wsErr)
+	if err != nil {
+		return "", fmt.Errorf("runtime.rundir: %w", err)
+	}
+	return r, nil
+}
