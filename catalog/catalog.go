@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/toolbox-dev/toolbox/manifest"
-	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // Entry kinds. A model sees capabilities and tools; backends (tools that
@@ -75,7 +74,7 @@ func Build(l *manifest.Lock) ([]Entry, []string) {
 			hidden[b] = true
 		}
 		t := l.Tools[c.Active]
-		if c.Active == "" || t == nil || t.Describe == nil {
+		if c.Active == "" || !t.Callable() {
 			warnings = append(warnings, fmt.Sprintf("capability %q has no active backend and is left out; run `toolbox check --probe` for the reasons", name))
 			continue
 		}
@@ -87,7 +86,7 @@ func Build(l *manifest.Lock) ([]Entry, []string) {
 		out = append(out, e)
 	}
 	for _, name := range sortedKeys(l.Tools) {
-		if hidden[name] || l.Tools[name] == nil || l.Tools[name].Describe == nil {
+		if hidden[name] || !l.Tools[name].Callable() {
 			continue // hidden behind a capability, or a failed probe
 		}
 		out = append(out, entry(name, name, l.Tools[name]))
@@ -112,7 +111,7 @@ func Backends(l *manifest.Lock) []Entry {
 	var out []Entry
 	for _, name := range sortedKeys(serves) {
 		t := l.Tools[name]
-		if t == nil || t.Describe == nil {
+		if !t.Callable() {
 			continue
 		}
 		e := entry(name, name, t)
@@ -123,23 +122,15 @@ func Backends(l *manifest.Lock) []Entry {
 }
 
 func entry(name, backend string, t *manifest.Tool) Entry {
+	if t.Kind == manifest.KindMCP {
+		return mcpEntry(name, backend, t)
+	}
 	d := t.Describe
 	mode := "oneshot"
 	if d.Process != nil && d.Process.Mode != "" {
 		mode = d.Process.Mode
 	}
 	desc := d.Description
-	args, _ := d.CommandArgs(t.Command)
-	if len(t.Bindings) > 0 {
-		// Bound args are the operator's: the model neither sees nor sets them.
-		var free []protocol.Arg
-		for _, a := range args {
-			if t.Bindings[a.Name] == nil {
-				free = append(free, a)
-			}
-		}
-		args = free
-	}
 	for _, c := range d.Commands {
 		if c.Name == t.Command {
 			desc = c.Description
@@ -151,7 +142,7 @@ func entry(name, backend string, t *manifest.Tool) Entry {
 		Kind:        KindTool,
 		Description: desc,
 		Backend:     backend,
-		InputSchema: protocol.InputSchema(args),
+		InputSchema: InputSchemaOf(t), // bound args are the operator's: not shown
 		Mode:        mode,
 		Status:      t.Probe.Status,
 		Send:        sendTool(name, t),

@@ -86,12 +86,7 @@ func (l *loader) processBuiltin(b *hcl.Block, block string) {
 		}
 		l.cfg.BuiltinLimits[b.Labels[0]] = lim
 	}
-	var sandboxes hcl.Blocks
-	for _, sb := range c.Blocks {
-		if sb.Type == "sandbox" {
-			sandboxes = append(sandboxes, sb)
-		}
-	}
+	sandboxes := blocksOf(c.Blocks, "sandbox")
 	switch n := len(sandboxes); {
 	case n > 1:
 		l.add(at(sandboxes[1].DefRange, processBlock, "sandbox is declared twice", "keep one sandbox block"))
@@ -103,15 +98,28 @@ func (l *loader) processBuiltin(b *hcl.Block, block string) {
 		l.add(at(b.DefRange, processBlock, "background commands need a sandbox declaration or unconfined = true", processFix))
 		return
 	case n == 1:
-		d.Sandbox = l.processSandbox(sandboxes[0])
+		d.Sandbox = l.sandboxBlock(sandboxes[0], processBlock)
 	}
 }
 
-// processSandbox reads the sandbox block of builtin "process"; nil when it
-// has errors (reported).
-func (l *loader) processSandbox(b *hcl.Block) *protocol.Sandbox {
+// blocksOf are the blocks of type typ among blocks, in order.
+func blocksOf(blocks hcl.Blocks, typ string) hcl.Blocks {
+	var out hcl.Blocks
+	for _, b := range blocks {
+		if b.Type == typ {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// sandboxBlock reads a sandbox block of the toolbox file (builtin
+// "process", mcp_server), the fields of a tool's runtime.sandbox; block
+// names the enclosing block in diagnostics. nil when it has errors
+// (reported).
+func (l *loader) sandboxBlock(b *hcl.Block, block string) *protocol.Sandbox {
 	c, hd := b.Body.Content(processSandboxSchema)
-	l.diags = append(l.diags, fromHCL(hd, processBlock)...)
+	l.diags = append(l.diags, fromHCL(hd, block)...)
 	if hd.HasErrors() {
 		return nil
 	}
@@ -126,24 +134,24 @@ func (l *loader) processSandbox(b *hcl.Block) *protocol.Sandbox {
 		if a == nil {
 			continue
 		}
-		v, vok := l.str(a, processBlock)
+		v, vok := l.str(a, block)
 		switch {
 		case !vok:
 			ok = false
 		case v != f.allowed[0] && v != f.allowed[1]:
-			l.add(at(a.Expr.Range(), processBlock, fmt.Sprintf("sandbox.%s is %q", f.name, v), fmt.Sprintf("write %q or %q", f.allowed[0], f.allowed[1])))
+			l.add(at(a.Expr.Range(), block, fmt.Sprintf("sandbox.%s is %q", f.name, v), fmt.Sprintf("write %q or %q", f.allowed[0], f.allowed[1])))
 			ok = false
 		default:
 			*f.dst = v
 		}
 	}
 	if len(c.Blocks) > 1 {
-		l.add(at(c.Blocks[1].DefRange, processBlock, "sandbox.fs is declared twice", "keep one fs block"))
+		l.add(at(c.Blocks[1].DefRange, block, "sandbox.fs is declared twice", "keep one fs block"))
 		return nil
 	}
 	if len(c.Blocks) == 1 {
 		fc, hd := c.Blocks[0].Body.Content(processFSSchema)
-		l.diags = append(l.diags, fromHCL(hd, processBlock)...)
+		l.diags = append(l.diags, fromHCL(hd, block)...)
 		if hd.HasErrors() {
 			return nil
 		}
@@ -156,7 +164,7 @@ func (l *loader) processSandbox(b *hcl.Block) *protocol.Sandbox {
 			if a == nil {
 				continue
 			}
-			list, lok := l.strList(a, processBlock)
+			list, lok := l.strList(a, block)
 			if !lok {
 				ok = false
 				continue
@@ -164,13 +172,13 @@ func (l *loader) processSandbox(b *hcl.Block) *protocol.Sandbox {
 			for _, p := range list {
 				if named, err := declaredWorkspace(p); named || err != nil {
 					if err != nil {
-						l.add(at(a.Expr.Range(), processBlock, fmt.Sprintf("sandbox.fs.%s: %v", f.name, err), "write "+protocol.WorkspaceToken+" or "+protocol.WorkspaceToken+"/RELATIVE/PATH"))
+						l.add(at(a.Expr.Range(), block, fmt.Sprintf("sandbox.fs.%s: %v", f.name, err), "write "+protocol.WorkspaceToken+" or "+protocol.WorkspaceToken+"/RELATIVE/PATH"))
 						ok = false
 					}
 					continue // the workspace is chosen at each call
 				}
 				if _, err := os.Stat(l.resolve(p)); err != nil {
-					l.add(at(a.Expr.Range(), processBlock, fmt.Sprintf("sandbox.fs.%s: path %q (%s): %v", f.name, p, l.resolve(p), unwrapPathError(err)), "create it, or fix the path (relative paths are relative to the toolbox file)"))
+					l.add(at(a.Expr.Range(), block, fmt.Sprintf("sandbox.fs.%s: path %q (%s): %v", f.name, p, l.resolve(p), unwrapPathError(err)), "create it, or fix the path (relative paths are relative to the toolbox file)"))
 					ok = false
 				}
 			}
@@ -204,8 +212,23 @@ func resolveProcess(cfg *Config, mech string) (*manifest.ProcessBuiltin, error) 
 	if sb == nil {
 		return nil, fail("no sandbox", processFix, nil) // Load reported why
 	}
+	m, out, err := resolveDeclaredSandbox(processBlock, sb, mech, fail)
+	if err != nil {
+		return nil, err
+	}
+	return &manifest.ProcessBuiltin{Mechanism: string(m), Sandbox: out}, nil
+}
+
+// resolveDeclaredSandbox resolves a sandbox block of the toolbox file
+// (builtin "process", mcp_server, named by block) as a tool's
+// runtime.sandbox is resolved: the mechanism the operator's request mech
+// gives for the declared fields (sandbox.Resolve), or the refusal, with
+// "runtime." left out of the field it names; any sandbox under "none" is
+// refused. It returns the sandbox as the lock keeps it (lockPaths). fail
+// locates an error at the block.
+func resolveDeclaredSandbox(block string, sb *protocol.Sandbox, mech string, fail func(msg, fix string, err error) error) (sandbox.Mechanism, *protocol.Sandbox, error) {
 	if mech == string(sandbox.None) {
-		return nil, fail(`the toolbox file sets sandbox = "none" but builtin "process" declares a sandbox`,
+		return "", nil, fail(`the toolbox file sets sandbox = "none" but `+block+` declares a sandbox`,
 			`set sandbox = "auto" (or "bwrap", "landlock"), or replace the sandbox block by unconfined = true`, nil)
 	}
 	need := sandbox.Need{Sandbox: true, NetNone: sb.Net == "none", TmpPrivate: sb.Tmp == "private"}
@@ -218,15 +241,15 @@ func resolveProcess(cfg *Config, mech string) (*manifest.ProcessBuiltin, error) 
 		if errors.As(err, &r) {
 			rc := *r
 			rc.Field = strings.TrimPrefix(rc.Field, "runtime.")
-			return nil, fail(rc.Error(), rc.Fix, &rc)
+			return "", nil, fail(rc.Error(), rc.Fix, &rc)
 		}
-		return nil, fail(err.Error(), "", err)
+		return "", nil, fail(err.Error(), "", err)
 	}
 	out := &protocol.Sandbox{Net: sb.Net, Tmp: sb.Tmp}
 	if sb.FS != nil {
 		out.FS = &protocol.FS{Read: lockPaths(sb.FS.Read), Write: lockPaths(sb.FS.Write)}
 	}
-	return &manifest.ProcessBuiltin{Mechanism: string(m), Sandbox: out}, nil
+	return m, out, nil
 }
 
 // lockPaths writes declared paths as the lock keeps them: cleaned slash

@@ -41,7 +41,8 @@ type Options struct {
 	CallerEnv []string
 	// OnProbe, when set, is called with each tool's report as soon as its
 	// probes finish (progress on a terminal), one call at a time, in the
-	// order the probes finish.
+	// order the probes finish; an MCP server gets one call (Kind
+	// KindMCPServer, Detail counting its tools), not one per tool.
 	OnProbe func(*ToolReport)
 	// StateDir is the state directory toolbox uses ("" = none known): a
 	// tool whose sandbox would reach it is refused (DESIGN.md §6).
@@ -53,9 +54,11 @@ type Options struct {
 	Workspace runspec.Workspace
 }
 
-// ToolReport is what probing found about one tool.
+// ToolReport is what probing found about one tool, or about an MCP
+// server that could not be locked (Kind KindMCPServer).
 type ToolReport struct {
 	Name string
+	// Kind is KindExec, KindPlugin, manifest.KindMCP or KindMCPServer.
 	Kind string
 	// Status is a manifest.Status* value; StatusSkipped when the sandbox
 	// mechanism cannot honour what the tool declared.
@@ -146,6 +149,21 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 			}
 		}()
 	}
+	servers := make([]mcpLocked, len(cfg.MCPServers))
+	for i, d := range cfg.MCPServers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			servers[i] = p.lockMCPServer(ctx, d)
+			if opts.OnProbe != nil {
+				progress.Lock()
+				opts.OnProbe(servers[i].report)
+				progress.Unlock()
+			}
+		}()
+	}
 	wg.Wait()
 
 	res := &Result{Tools: map[string]*ToolReport{}, Errs: limitErrs}
@@ -157,6 +175,7 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 		}
 		expand(t.Name, locked[i], reports[i], lock.Tools, res.Tools)
 	}
+	addMCPServers(cfg, servers, lock, res)
 	res.Errs = append(res.Errs, checkNames(cfg, lock)...)
 	if proc, err := resolveProcess(cfg, mech); err != nil {
 		res.Errs = append(res.Errs, err)
@@ -167,8 +186,12 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	for _, t := range lock.Tools {
 		usesBwrap = usesBwrap || t.Runtime.Mechanism == string(sandbox.Bwrap)
 	}
+	for _, s := range lock.MCPServers {
+		usesBwrap = usesBwrap || s.Mechanism == string(sandbox.Bwrap)
+	}
 	if usesBwrap && p.trust.Bwrap != nil {
-		// Tools and background commands run exactly this bwrap.
+		// Tools, MCP servers and background commands run exactly this
+		// bwrap.
 		lock.Bwrap = &manifest.Pin{Path: p.trust.Bwrap.Path, SHA256: p.trust.Bwrap.SHA256}
 	}
 	for _, cp := range cfg.Capabilities {
@@ -177,6 +200,7 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 		lock.Capabilities[cp.Name] = lc
 		res.Capabilities = append(res.Capabilities, CapabilityReport{Name: cp.Name, Required: cp.Required, Active: lc.Active, Backends: lc.Backends})
 	}
+	checkMCPBackends(cfg, lock, res)
 	res.Draft = lock
 	if len(res.Errs) == 0 {
 		res.Lock = lock
@@ -203,8 +227,8 @@ func resolveCapability(cp *CapabilityDecl, tools map[string]*manifest.Tool, repo
 			first = b
 			continue
 		}
-		if msg := argsDiffer(first, modelArgs(tools[first]), b, modelArgs(t)); msg != "" {
-			errs = append(errs, at(cp.BackendRange, block, msg, "all backends of a capability must declare the same args (name, backing_type, arity), bound args left out"))
+		if msg, fix := backendsDiffer(first, tools[first], b, t); msg != "" {
+			errs = append(errs, at(cp.BackendRange, block, msg, fix))
 		}
 	}
 	if order := lc.UsableBackends(tools); len(order) > 0 {

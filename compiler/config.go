@@ -47,6 +47,8 @@ type Config struct {
 	// BuiltinLimits a builtin's own, by builtin name.
 	Limits        *LimitsDecl
 	BuiltinLimits map[string]*LimitsDecl
+	// MCPServers are the mcp_server blocks in declaration order.
+	MCPServers []*MCPServerDecl
 	// Notes are non-fatal remarks (files a `tools` source did not take).
 	Notes []string
 }
@@ -125,6 +127,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "capability", LabelNames: []string{"name"}},
 		{Type: "builtin", LabelNames: []string{"name"}},
 		{Type: "limits"},
+		{Type: "mcp_server", LabelNames: []string{"name"}},
 	},
 }
 
@@ -187,6 +190,9 @@ type loader struct {
 	// valid or not: a capability naming a tool whose block has an error
 	// gets no second, misleading "unknown backend" error.
 	toolNames map[string]bool
+	// openNames: an mcp_server selects no tools, so a capability may name
+	// any tool it lists; whether it does is known once it is probed.
+	openNames bool
 }
 
 func (l *loader) add(d *Diagnostic) { l.diags = append(l.diags, d) }
@@ -229,6 +235,8 @@ func (l *loader) root(c *hcl.BodyContent) {
 			l.toolsDir(b, block)
 		case "capability":
 			l.capability(b, block)
+		case "mcp_server":
+			l.mcpServer(b, block)
 		case "builtin":
 			if !knownBuiltins[b.Labels[0]] {
 				l.add(at(b.LabelRanges[0], block, fmt.Sprintf("unknown builtin %q", b.Labels[0]), `the only builtin is "process"`))
@@ -424,8 +432,8 @@ func (l *loader) checkBackends() {
 			switch {
 			case seen[b]:
 				l.add(at(cp.BackendRange, block, fmt.Sprintf("backend %q is listed twice", b), "list each backend once"))
-			case !tools[b] && !tools[commandOwner(b)]:
-				l.add(at(cp.BackendRange, block, fmt.Sprintf("unknown backend %q", b), "name a tool or plugin declared in this file, or one command of it as tool.command"))
+			case !tools[b] && !tools[commandOwner(b)] && !l.openNames:
+				l.add(at(cp.BackendRange, block, fmt.Sprintf("unknown backend %q", b), "name a tool or plugin declared in this file, one command of it as tool.command, or a tool an mcp_server selects"))
 			}
 			seen[b] = true
 		}

@@ -175,20 +175,25 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 // lockRelative writes a resolved path as the lock keeps it: relative to
 // the lock's directory (slash-separated) when it lies there, so that the
 // lock survives a move of the tree, else absolute.
+// A path not yet resolved (an MCP server's command and files) is also
+// taken relative to the directory as written.
 func (p *prober) lockRelative(path string) string {
-	dir := p.cfg.Dir
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
+	dirs := []string{p.cfg.Dir}
+	if real, err := filepath.EvalSymlinks(p.cfg.Dir); err == nil && real != p.cfg.Dir {
+		dirs = []string{real, p.cfg.Dir}
 	}
-	if rel, err := filepath.Rel(dir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		return filepath.ToSlash(rel)
+	for _, dir := range dirs {
+		if rel, err := filepath.Rel(dir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return filepath.ToSlash(rel)
+		}
 	}
-	return path
+	return filepath.ToSlash(path)
 }
 
 // lockTrust is what the lock being written will protect (DESIGN.md §6,
 // decision D2) as far as the compiler knows it: the toolbox file, the
-// lock, the envdir root, every tool's binary, toolbox's executables, the
+// lock, the envdir root, every tool's binary, every MCP server's
+// executable and entry script, toolbox's executables, the
 // bubblewrap it pins (found on PATH and probed by sandbox.Detect, unless
 // the mechanism is "none"), and the state directory given (hidden).
 func lockTrust(cfg *Config, mechanism, stateDir string) *runspec.Trust {
@@ -206,6 +211,14 @@ func lockTrust(cfg *Config, mechanism, stateDir string) *runspec.Trust {
 	}
 	for _, t := range cfg.Tools {
 		tr.Protected = append(tr.Protected, t.Path)
+	}
+	for _, d := range cfg.MCPServers {
+		if d.Exe != "" {
+			tr.Protected = append(tr.Protected, d.Exe)
+		}
+		if d.Entry != "" {
+			tr.Protected = append(tr.Protected, d.Entry)
+		}
 	}
 	if mechanism != string(sandbox.None) {
 		if pin := sandbox.Detect().BwrapPin; pin != nil {

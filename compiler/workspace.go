@@ -58,10 +58,18 @@ func (p *prober) probeWorkspace() (func(), error) {
 // workspace (check --probe --workspace) nothing is created: a missing one
 // is reported as a run would.
 func (p *prober) makeWorkspacePaths(d *protocol.Describe) {
-	if !p.private || d.Runtime == nil || d.Runtime.Sandbox == nil || d.Runtime.Sandbox.FS == nil {
+	if d.Runtime == nil || d.Runtime.Sandbox == nil {
 		return
 	}
-	fs := d.Runtime.Sandbox.FS
+	p.makeWorkspaceFS(d.Runtime.Sandbox.FS)
+}
+
+// makeWorkspaceFS is makeWorkspacePaths for the fs paths of a sandbox
+// (a tool's, an MCP server's).
+func (p *prober) makeWorkspaceFS(fs *protocol.FS) {
+	if !p.private || fs == nil {
+		return
+	}
 	for _, path := range append(append([]string(nil), fs.Read...), fs.Write...) {
 		if r, named, err := runspec.ResolvePath("/", path, p.trust.Workspace, nil); named && err == nil {
 			_ = os.MkdirAll(r, 0o755)

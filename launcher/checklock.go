@@ -47,6 +47,9 @@ func CheckLock(lockPath string, l *manifest.Lock) (problems, unusable []error) {
 			add(err)
 			continue
 		}
+		if t.Kind == manifest.KindMCP {
+			continue // Verify checked its server; it has no describe document
+		}
 		if t.Kind != manifest.KindExec && t.Kind != manifest.KindPlugin {
 			add(&RefusedError{What: fmt.Sprintf("tool %q is of unknown kind %q", name, t.Kind), Fix: relockFix})
 			continue

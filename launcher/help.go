@@ -2,8 +2,11 @@ package launcher
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,8 +61,12 @@ func DeclaresHelp(d *protocol.Describe) bool {
 	return d != nil && d.EffectiveProtocol() >= 2 && len(d.Commands) > 0
 }
 
-// describeHelp renders a tool's describe document as help text.
+// describeHelp renders a tool's describe document as help text (an MCP
+// tool's locked definition: mcpHelp).
 func describeHelp(name string, t *manifest.Tool) string {
+	if t.Kind == manifest.KindMCP {
+		return mcpHelp(name, t)
+	}
 	d := t.Describe
 	var b strings.Builder
 	desc := d.Description
@@ -80,5 +87,41 @@ func describeHelp(name string, t *manifest.Tool) string {
 		}
 		fmt.Fprintf(&b, "  %s (%s, %s): %s\n", a.Name, a.BackingType, req, a.Description)
 	}
+	return b.String()
+}
+
+// mcpHelp renders an MCP tool's locked definition: its description, then
+// each top-level property of its input schema with its type, whether it is
+// required and its description. The server is not asked.
+func mcpHelp(name string, t *manifest.Tool) string {
+	var def struct {
+		Description string `json:"description"`
+		InputSchema struct {
+			Properties map[string]struct {
+				Type        any    `json:"type"`
+				Description string `json:"description"`
+			} `json:"properties"`
+			Required []string `json:"required"`
+		} `json:"inputSchema"`
+	}
+	_ = json.Unmarshal(t.MCP.Definition, &def)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", name, def.Description)
+	props := def.InputSchema.Properties
+	if len(props) > 0 {
+		b.WriteString("\nArguments:\n")
+	}
+	for _, p := range slices.Sorted(maps.Keys(props)) {
+		req := "optional"
+		if slices.Contains(def.InputSchema.Required, p) {
+			req = "required"
+		}
+		typ := "any"
+		if props[p].Type != nil {
+			typ = fmt.Sprint(props[p].Type)
+		}
+		fmt.Fprintf(&b, "  %s (%s, %s): %s\n", p, typ, req, props[p].Description)
+	}
+	fmt.Fprintf(&b, "\nServed by mcp server %q as its tool %q.\n", t.MCP.Server, t.MCP.Name)
 	return b.String()
 }

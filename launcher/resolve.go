@@ -77,9 +77,9 @@ func chooseBackend(l *manifest.Lock, capName string, c *manifest.Capability, ove
 }
 
 // usable says a tool passed its probe (ok, or unverified: it has no check)
-// and has a describe document to run it by.
+// and has a describe document (or an MCP pin) to run it by.
 func usable(t *manifest.Tool) bool {
-	return t.Describe != nil && (t.Probe.Status == manifest.StatusOK || t.Probe.Status == manifest.StatusUnverified)
+	return t.Callable() && (t.Probe.Status == manifest.StatusOK || t.Probe.Status == manifest.StatusUnverified)
 }
 
 func unusableError(name string, t *manifest.Tool) error {

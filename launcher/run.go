@@ -86,6 +86,10 @@ type Request struct {
 	// injected for the same reason: nil makes Run refuse a plugin tool with
 	// ErrNeedsPlugin, before launch.
 	Plugins PluginRunner
+	// MCP calls tools served by MCP servers (package launcher/mcprun);
+	// nil makes Run refuse such a tool with ErrNeedsMCP, before launch.
+	// Their arguments are validated with CompileSchema.
+	MCP MCPRunner
 }
 
 // DefaultKeepEvents is how many last events of a stream tool a Result
@@ -164,6 +168,9 @@ type Result struct {
 	InvalidCount int            `json:"invalid_count,omitempty"`
 	// StderrTail is the last StderrTailBytes of stderr.
 	StderrTail string `json:"stderr_tail,omitempty"`
+	// MCPResult is the answer of an MCP tool's server, the CallToolResult
+	// as JSON, for the MCP front-end to pass on; nil for other tools.
+	MCPResult json.RawMessage `json:"-"`
 	// Elapsed is the wall time from start to exit.
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
@@ -263,11 +270,16 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 		sandbox.Prefetch(prefetchSpec(t))
 	}
 	var exe *sandbox.Executable
-	if t != nil && t.Kind == manifest.KindPlugin && verifiesAtStart(req.Plugins) {
+	switch {
+	case t != nil && t.Kind == manifest.KindPlugin && verifiesAtStart(req.Plugins):
 		// The runner opens and hashes the binary when it starts a
 		// process (PluginCall.Open), and reuses verified processes.
 		err = verifyLock(req.LockPath, req.Lock, toolName)
-	} else {
+	case t != nil && t.Kind == manifest.KindMCP:
+		// The MCP runner opens and hashes the server's executable each
+		// time it starts the server (OpenMCPServer), warm or per call.
+		err = verifyLock(req.LockPath, req.Lock, toolName)
+	default:
 		exe, err = OpenVerified(req.LockPath, req.Lock, toolName)
 	}
 	if err != nil {
@@ -276,6 +288,9 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	defer exe.Close()
 	if afterVerify != nil && exe != nil {
 		afterVerify(exe.Path())
+	}
+	if t.Kind == manifest.KindMCP {
+		return runMCP(ctx, req, toolName, backend, t)
 	}
 	if err := runnable(toolName, t, req.Plugins); err != nil {
 		return nil, err
@@ -503,6 +518,9 @@ func stopFor(d *protocol.Describe) stopPlan {
 // hands the call to one that has it before reading anything the call
 // consumes (stdin).
 func NeedsHost(t *manifest.Tool) (validator, plugins bool) {
+	if NeedsMCP(t) {
+		return true, false // its input schema validates the arguments
+	}
 	if t == nil || t.Describe == nil {
 		return false, false
 	}

@@ -15,8 +15,10 @@ import (
 // §4): the tool was locked on this platform (manifest.Platform); the
 // toolbox file (l.File.Path, relative to the lock's directory) still has
 // the locked sha256; the tool's binary (Tool.Path, relative to the lock's
-// directory) still has its locked sha256. It is OpenVerified without
-// keeping the binary open: a caller that runs the tool uses OpenVerified.
+// directory) still has its locked sha256; for a tool of an MCP server, the
+// server's executable and entry script (Lock.MCPServers) have theirs. It
+// is OpenVerified without keeping the binary open: a caller that runs the
+// tool uses OpenVerified.
 //
 // Every failure is a *RefusedError whose fix is `toolbox lock`. A binary
 // that no longer exists also wraps ErrNotFound (exit 127); an unknown tool
@@ -80,33 +82,54 @@ func OpenBinary(lockPath string, l *manifest.Lock, tool string) (*sandbox.Execut
 	if t == nil {
 		return nil, &RefusedError{What: fmt.Sprintf("tool %q is not in the lock", tool), Fix: relockFix, Err: ErrUnknownName}
 	}
-	dir := filepath.Dir(lockPath)
-	bin := filepath.Join(dir, filepath.FromSlash(t.Path))
+	if t.Kind == manifest.KindMCP && t.MCP != nil {
+		return OpenMCPServer(lockPath, l, t.MCP.Server)
+	}
+	bin := filepath.Join(filepath.Dir(lockPath), filepath.FromSlash(t.Path))
+	exe, err := openHashed(bin, t.SHA256)
+	if err != nil {
+		return nil, openRefused(err, fmt.Sprintf("binary %q of tool %q", t.Path, tool), func(r *sandbox.RefusalError) error { return named(tool, r) })
+	}
+	return exe, nil
+}
+
+// openRefused words an error of openHashed for the file named by what
+// ("binary %q of tool %q"): a changed, removed or unreadable file is a
+// *RefusedError whose fix is `toolbox lock` (wrapping ErrNotFound when it
+// is gone), a sandbox refusal is given to refusal, others stay as they are.
+func openRefused(err error, what string, refusal func(*sandbox.RefusalError) error) error {
+	var r *sandbox.RefusalError
+	var he *hashError
+	switch {
+	case errors.As(err, &r):
+		return refusal(r)
+	case errors.As(err, &he):
+		re := &RefusedError{What: fmt.Sprintf("%s %s since the lock", what, he), Fix: relockFix}
+		if errors.Is(err, fs.ErrNotExist) {
+			re.Err = ErrNotFound
+		}
+		return re
+	}
+	return err
+}
+
+// openHashed opens the executable bin once (sandbox.OpenExecutable) and
+// checks its sha256, from that descriptor, against want. Errors: a
+// *sandbox.RefusalError (others could rewrite it), a start error wrapping
+// ErrNotExecutable, or a *hashError (changed, removed, unreadable).
+func openHashed(bin, want string) (*sandbox.Executable, error) {
 	exe, err := sandbox.OpenExecutable(bin)
 	var refusal *sandbox.RefusalError
-	if errors.As(err, &refusal) {
-		return nil, named(tool, refusal)
-	}
-	if errors.Is(err, fs.ErrPermission) {
+	switch {
+	case errors.As(err, &refusal):
+		return nil, refusal
+	case errors.Is(err, fs.ErrPermission):
 		return nil, startError(bin, err) // not executable (exit 126), as exec says
-	}
-	if err == nil && exe.SHA256() != t.SHA256 {
-		err = &hashError{what: fmt.Sprintf("changed (sha256 %s, locked %s)", short(exe.SHA256()), short(t.SHA256))}
+	case err != nil:
+		return nil, asHashError(err)
+	case exe.SHA256() != want:
 		exe.Close()
-	}
-	if err != nil {
-		var he *hashError
-		if !errors.As(err, &he) {
-			he = asHashError(err)
-		}
-		r := &RefusedError{
-			What: fmt.Sprintf("binary %q of tool %q %s since the lock", t.Path, tool, he),
-			Fix:  relockFix,
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			r.Err = ErrNotFound
-		}
-		return nil, r
+		return nil, &hashError{what: fmt.Sprintf("changed (sha256 %s, locked %s)", short(exe.SHA256()), short(want))}
 	}
 	return exe, nil
 }

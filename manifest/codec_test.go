@@ -267,7 +267,7 @@ func TestUnmarshalCollectsEveryProblem(t *testing.T) {
 		`toolbox_file.sha256 is "ABC", want 64 lower-case hex digits`,
 		`toolbox_file.config_sha256 is "ABC", want 64 lower-case hex digits`,
 		`sandbox is "chroot", want one of auto, bwrap, landlock, none`,
-		`tool "t": kind is "shell", want one of exec, plugin`,
+		`tool "t": kind is "shell", want one of exec, plugin, mcp`,
 		`tool "t": platform is "linux", want GOOS/GOARCH`,
 		`tool "t": runtime.mechanism is "auto", want one of bwrap, landlock, none`,
 		`tool "t": describe is missing (required when probe.status is "ok")`,

@@ -46,6 +46,9 @@ func Diff(prev, next *Lock) []string {
 	if !sameJSON(prev.Process, next.Process) {
 		d.addf("builtin \"process\": %s -> %s", showProcess(prev.Process), showProcess(next.Process))
 	}
+	for _, name := range unionKeys(prev.MCPServers, next.MCPServers) {
+		d.mcpServer(name, prev.MCPServers[name], next.MCPServers[name])
+	}
 	for _, name := range unionKeys(prev.BuiltinLimits, next.BuiltinLimits) {
 		d.limits(fmt.Sprintf("builtin %q:", name), prev.BuiltinLimits[name], next.BuiltinLimits[name])
 	}
@@ -83,6 +86,18 @@ func (d *differ) addf(format string, args ...any) {
 	d.lines = append(d.lines, fmt.Sprintf(format, args...))
 }
 
+// both says whether an entry is in both locks; when it is in one only it
+// says "added" or "removed" at at.
+func (d *differ) both(at string, aNil, bNil bool) bool {
+	switch {
+	case aNil && !bNil:
+		d.addf("%s: added", at)
+	case bNil && !aNil:
+		d.addf("%s: removed", at)
+	}
+	return !aNil && !bNil
+}
+
 func (d *differ) str(what, a, b string) {
 	if a != b {
 		d.addf("%s %q -> %q", what, a, b)
@@ -111,19 +126,13 @@ func showProcess(p *ProcessBuiltin) string {
 
 func (d *differ) tool(name string, a, b *Tool) {
 	at := fmt.Sprintf("tool %q", name)
-	switch {
-	case a == nil && b == nil:
-		return
-	case a == nil:
-		d.addf("%s: added", at)
-		return
-	case b == nil:
-		d.addf("%s: removed", at)
+	if !d.both(at, a == nil, b == nil) {
 		return
 	}
 	d.str(at+": binary", a.Binary, b.Binary)
 	d.str(at+": command", a.Command, b.Command)
 	d.fields(at, a, b)
+	d.mcpTool(name, a.MCP, b.MCP)
 }
 
 // fields compares what a tool shares with the other commands of its
@@ -184,14 +193,7 @@ func (d *differ) pin(what string, a, b *Pin) {
 
 func (d *differ) capability(name string, a, b *Capability) {
 	at := fmt.Sprintf("capability %q", name)
-	switch {
-	case a == nil && b == nil:
-		return
-	case a == nil:
-		d.addf("%s: added", at)
-		return
-	case b == nil:
-		d.addf("%s: removed", at)
+	if !d.both(at, a == nil, b == nil) {
 		return
 	}
 	d.str(at+": description", a.Description, b.Description)

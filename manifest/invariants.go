@@ -35,8 +35,11 @@ var choosable = map[string][]string{
 //   - a confined builtin "process" is locked with a mechanism the
 //     sandbox setting can choose, and never with landlock for net: none
 //     or tmp: private.
-//   - bwrap is pinned exactly when a tool or the builtin "process" is
-//     locked with it.
+//   - an MCP server follows the rules of a tool declaring runtime.sandbox
+//     (its block's sandbox), its tools carry its mechanism, and its
+//     declared paths have their resolutions (mcpConfinement, mcpPaths).
+//   - bwrap is pinned exactly when a tool, an MCP server or the builtin
+//     "process" is locked with it.
 func (v *validator) confinement(l *Lock) {
 	if p := l.Process; p != nil && !p.Unconfined && p.Sandbox != nil {
 		if allowed, known := choosable[l.Sandbox]; known && !slices.Contains(allowed, p.Mechanism) {
@@ -51,16 +54,22 @@ func (v *validator) confinement(l *Lock) {
 		if t == nil {
 			continue
 		}
+		if t.Kind == KindMCP {
+			continue // confined by its server (mcpConfinement)
+		}
 		if t.Runtime.Mechanism == "bwrap" {
 			usesBwrap = true
 		}
 		v.toolConfinement(name, t, l.Sandbox)
 	}
+	if v.mcpConfinement(l) {
+		usesBwrap = true
+	}
 	switch p := l.Bwrap; {
 	case p == nil && usesBwrap:
-		v.addf("bwrap is missing: a tool or the builtin \"process\" is locked with mechanism \"bwrap\", so the lock must pin the bubblewrap it runs")
+		v.addf("bwrap is missing: a tool, an mcp server or the builtin \"process\" is locked with mechanism \"bwrap\", so the lock must pin the bubblewrap it runs")
 	case p != nil && !usesBwrap && !v.partial:
-		v.addf("bwrap is pinned but neither a tool nor the builtin \"process\" is locked with mechanism \"bwrap\"")
+		v.addf("bwrap is pinned but neither a tool, an mcp server nor the builtin \"process\" is locked with mechanism \"bwrap\"")
 	case p != nil:
 		if !path.IsAbs(p.Path) || path.Clean(p.Path) != p.Path {
 			v.addf("bwrap.path is %q, want an absolute, clean path", p.Path)

@@ -64,12 +64,12 @@ func TestTamperedLockIsRefused(t *testing.T) {
 		{"undeclared resolution", func(l *Lock) { rg(l).Runtime.Paths["/root"] = "/root" },
 			`tool "search_rg": runtime.paths holds "/root", which the describe document does not declare`},
 		{"bwrap not pinned", func(l *Lock) { l.Bwrap = nil },
-			`bwrap is missing: a tool or the builtin "process" is locked with mechanism "bwrap"`},
+			`bwrap is missing: a tool, an mcp server or the builtin "process" is locked with mechanism "bwrap"`},
 		{"bwrap pinned for nothing", func(l *Lock) {
 			rg(l).Runtime.Mechanism = "landlock"
 			rg(l).Describe.Runtime.Sandbox.Net = "host"
 			l.Process.Mechanism, l.Process.Sandbox.Net = "landlock", "host"
-		}, `bwrap is pinned but neither a tool nor the builtin "process" is locked with mechanism "bwrap"`},
+		}, `bwrap is pinned but neither a tool, an mcp server nor the builtin "process" is locked with mechanism "bwrap"`},
 		{"bwrap pinned by a relative path", func(l *Lock) { l.Bwrap.Path = "evil/bwrap" },
 			`bwrap.path is "evil/bwrap", want an absolute, clean path`},
 		{"bwrap hash", func(l *Lock) { l.Bwrap.SHA256 = "x" }, `bwrap.sha256 is "x"`},

@@ -10,6 +10,9 @@ import (
 const (
 	KindExec   = "exec"
 	KindPlugin = "plugin"
+	// KindMCP is a tool served by a locked MCP server (Lock.MCPServers);
+	// its Tool.MCP says which server and pins its definition.
+	KindMCP = "mcp"
 )
 
 // FormatVersion is the lock format this program reads and writes. 2 (issue
@@ -74,7 +77,11 @@ type Lock struct {
 	// present exactly when one is. A run executes this path and nothing
 	// else (PATH is never searched again), after checking its sha256 from
 	// the descriptor it executes.
-	Bwrap        *Pin                   `json:"bwrap,omitempty"`
+	Bwrap *Pin `json:"bwrap,omitempty"`
+	// MCPServers are the locked MCP servers (the toolbox file's mcp_server
+	// blocks) by name: how each is started and what it announced. Their
+	// tools are in Tools, of kind KindMCP. nil or empty when there are none.
+	MCPServers   map[string]*MCPServer  `json:"mcp_servers,omitempty"`
 	Tools        map[string]*Tool       `json:"tools"`
 	Capabilities map[string]*Capability `json:"capabilities"`
 }
@@ -126,11 +133,13 @@ type Pin struct {
 
 // Tool is one locked tool.
 type Tool struct {
-	// Kind is KindExec or KindPlugin.
+	// Kind is KindExec, KindPlugin or KindMCP.
 	Kind string `json:"kind"`
 	// Path of the binary, relative to the lock's directory (slash-separated).
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
+	// Empty for KindMCP: the server's MCPServer holds its command.
+	Path string `json:"path,omitempty"`
+	// SHA256 is the hex sha256 of the binary; empty for KindMCP.
+	SHA256 string `json:"sha256,omitempty"`
 	// Platform is GOOS/GOARCH of the machine that locked it.
 	Platform string `json:"platform"`
 	// Protocol is the tool protocol of its describe document (1 or 2); at
@@ -149,8 +158,11 @@ type Tool struct {
 	Binary  string `json:"-"`
 	// Describe is the validated describe document. It is required unless
 	// Probe.Status is StatusFailed or StatusSkipped (a tool whose describe
-	// could not run has none).
+	// could not run has none), and absent for KindMCP.
 	Describe *protocol.Describe `json:"describe,omitempty"`
+	// MCP is set exactly for KindMCP: the server that serves the tool and
+	// its pinned definition.
+	MCP *MCPTool `json:"mcp,omitempty"`
 	// Bindings are the operator's bound arguments, by arg name.
 	Bindings map[string]*Binding `json:"bindings,omitempty"`
 	// OmitSend is the operator's `send = false`: the service's send
@@ -255,7 +267,7 @@ func (c *Capability) UsableBackends(tools map[string]*Tool) []string {
 	var out []string
 	for _, want := range []string{StatusOK, StatusUnverified} {
 		for _, b := range c.Backends {
-			if t := tools[b]; t != nil && t.Describe != nil && t.Probe.Status == want {
+			if t := tools[b]; t.Callable() && t.Probe.Status == want {
 				out = append(out, b)
 			}
 		}

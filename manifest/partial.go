@@ -13,8 +13,9 @@ import (
 // run of one command of a binary of 1000 commands decoded all 1000). It
 // keeps the top-level fields, every capability whose name match accepts
 // with all its backends, every tool whose name match accepts, the tools
-// named in extra (--backend overrides), and the binaries of the tools
-// kept; that part is decoded and validated exactly as Read does (unknown
+// named in extra (--backend overrides), the binaries of the tools kept,
+// and every tool of the MCP servers of the tools kept (a call verifies a
+// server's whole listing); that part is decoded and validated exactly as Read does (unknown
 // keys, version, consistency). The other entries of "tools", "binaries"
 // and "capabilities" are skipped unread but for their strings and
 // brackets, which must balance. Errors are Read's.
@@ -97,6 +98,21 @@ func selectCall(data []byte, match func(string) bool, extra []string) ([]byte, b
 			keepBinary[ref.Binary] = true
 		}
 	}
+	// A tool of an MCP server comes with the server's other tools: a call
+	// verifies the server's whole listing against them (their pins).
+	servers := map[string]bool{}
+	for _, m := range sections["tools"] {
+		if s := mcpServerOf(m.raw); s != "" && keepTool[m.key] {
+			servers[s] = true
+		}
+	}
+	if len(servers) > 0 {
+		for _, m := range sections["tools"] {
+			if s := mcpServerOf(m.raw); s != "" && servers[s] {
+				keepTool[m.key] = true
+			}
+		}
+	}
 	var out bytes.Buffer
 	out.Grow(len(data) / 8)
 	out.WriteByte('{')
@@ -118,6 +134,23 @@ func selectCall(data []byte, match func(string) bool, extra []string) ([]byte, b
 	}
 	out.WriteByte('}')
 	return out.Bytes(), true
+}
+
+// mcpServerOf is the server of a tools entry of kind mcp, "" for others
+// (decoded only when the entry holds an "mcp" key).
+func mcpServerOf(raw []byte) string {
+	if !bytes.Contains(raw, []byte(`"mcp"`)) {
+		return ""
+	}
+	var t struct {
+		MCP *struct {
+			Server string `json:"server"`
+		} `json:"mcp"`
+	}
+	if json.Unmarshal(raw, &t) != nil || t.MCP == nil {
+		return ""
+	}
+	return t.MCP.Server
 }
 
 func writeKey(b *bytes.Buffer, key string) {

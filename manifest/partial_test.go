@@ -109,3 +109,30 @@ func benchReadCall(b *testing.B, n int) {
 		}
 	}
 }
+
+// TestReadCallMCP: a call of one tool of an MCP server reads every tool of
+// that server (the call verifies the server's whole listing against their
+// pins), and no tool of another.
+func TestReadCallMCP(t *testing.T) {
+	l := mcpLock(t)
+	other := *l.Tools["fake_echo"]
+	pin := *other.MCP
+	pin.Name = "echo2"
+	other.MCP = &pin
+	l.Tools["fake_echo2"] = &other
+	path := writeLockFile(t, l)
+	part, err := ReadCall(path, exactly("fake_echo"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := strings.Join(keys(part.Tools), ","); k != "fake_echo,fake_echo2" || part.MCPServers["fake"] == nil {
+		t.Errorf("ReadCall(fake_echo) kept tools %s and servers %v", k, keys(part.MCPServers))
+	}
+	part, err = ReadCall(path, exactly("read_file"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := strings.Join(keys(part.Tools), ","); k != "read_file" {
+		t.Errorf("ReadCall(read_file) kept tools %s", k)
+	}
+}

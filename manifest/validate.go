@@ -36,7 +36,7 @@ func (e *InvalidError) Error() string {
 var (
 	sandboxRequests = []string{"auto", "bwrap", "landlock", "none"}
 	toolMechanisms  = []string{"bwrap", "landlock", "none"}
-	toolKinds       = []string{KindExec, KindPlugin}
+	toolKinds       = []string{KindExec, KindPlugin, KindMCP}
 	probeStatuses   = []string{StatusOK, StatusFailed, StatusUnverified, StatusSkipped}
 )
 
@@ -80,6 +80,7 @@ func (l *Lock) validate(partial bool) error {
 	for _, name := range sortedKeys(l.Tools) {
 		v.tool(name, l.Tools[name])
 	}
+	v.mcpServers(l)
 	for _, name := range sortedKeys(l.Capabilities) {
 		v.capability(name, l.Capabilities[name], l.Tools)
 	}
@@ -144,10 +145,14 @@ func (v *validator) tool(name string, t *Tool) {
 		return
 	}
 	v.oneOf(at+": kind", t.Kind, toolKinds)
-	if t.Path == "" {
-		v.addf("%s: path is missing", at)
+	if t.Kind == KindMCP || t.MCP != nil {
+		v.mcpTool(at, t)
+	} else {
+		if t.Path == "" {
+			v.addf("%s: path is missing", at)
+		}
+		v.sha256(at+": sha256", t.SHA256)
 	}
-	v.sha256(at+": sha256", t.SHA256)
 	if goos, goarch, ok := strings.Cut(t.Platform, "/"); !ok || goos == "" || goarch == "" {
 		v.addf("%s: platform is %q, want GOOS/GOARCH", at, t.Platform)
 	}
@@ -164,7 +169,7 @@ func (v *validator) tool(name string, t *Tool) {
 	}
 	probed := t.Probe.Status == StatusOK || t.Probe.Status == StatusUnverified
 	switch {
-	case t.Describe == nil && probed:
+	case t.Describe == nil && probed && t.Kind != KindMCP:
 		v.addf("%s: describe is missing (required when probe.status is %q)", at, t.Probe.Status)
 	case t.Describe != nil && t.Protocol < 1:
 		v.addf("%s: protocol is %d, want 1 or more", at, t.Protocol)

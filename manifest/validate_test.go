@@ -45,7 +45,7 @@ func TestValidate(t *testing.T) {
 		{"null tool", func(l *Lock) { l.Tools["x"] = nil }, []string{`tool "x" is null`}},
 		{"empty tool name and fields", func(l *Lock) { l.Tools[""] = &Tool{} }, []string{
 			`tools has an empty name`,
-			`tool "": kind is "", want one of exec, plugin`,
+			`tool "": kind is "", want one of exec, plugin, mcp`,
 			`tool "": path is missing`,
 			`tool "": sha256 is "", want 64 lower-case hex digits`,
 			`tool "": platform is "", want GOOS/GOARCH`,

@@ -41,11 +41,11 @@ type Trust struct {
 }
 
 // NewTrust is the Trust of lock l at lockPath (absolute): protected are
-// the lock, the toolbox file, every locked binary (tools and plugins), the
-// pinned bubblewrap and toolbox's own executables (SelfExecutables);
-// hidden are the envdir root (every tool's secrets) and the hidden
-// directories that are not "" (the state dir the caller uses: its records,
-// logs and socket).
+// the lock, the toolbox file, every locked binary (tools, plugins, the
+// MCP servers' executables and entry scripts), the pinned bubblewrap and
+// toolbox's own executables (SelfExecutables); hidden are the envdir root
+// (every tool's and server's secrets) and the hidden directories that are
+// not "" (the state dir the caller uses: its records, logs and socket).
 func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 	dir := filepath.Dir(lockPath)
 	tr := &Trust{LockPath: lockPath, Protected: []string{lockPath}}
@@ -75,6 +75,16 @@ func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 	for _, t := range l.Tools {
 		if t != nil && t.Path != "" {
 			bins = append(bins, resolve(dir, t.Path))
+		}
+	}
+	for _, s := range l.MCPServers {
+		// What an MCP server runs: its executable and, for an
+		// interpreter, the entry script it reads by path.
+		if s != nil && len(s.Command) > 0 {
+			bins = append(bins, resolve(dir, s.Command[0]))
+		}
+		if s != nil && s.Entry != nil {
+			bins = append(bins, resolve(dir, s.Entry.Path))
 		}
 	}
 	slices.Sort(bins)

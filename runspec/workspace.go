@@ -242,6 +242,11 @@ func UsesWorkspace(l *manifest.Lock) bool {
 			}
 		}
 	}
+	for _, srv := range l.MCPServers {
+		if srv != nil && srv.Sandbox != nil && srv.Sandbox.FS != nil && names(append(append([]string(nil), srv.Sandbox.FS.Read...), srv.Sandbox.FS.Write...)...) {
+			return true
+		}
+	}
 	if p := l.Process; p != nil && p.Sandbox != nil && p.Sandbox.FS != nil {
 		return names(append(append([]string(nil), p.Sandbox.FS.Read...), p.Sandbox.FS.Write...)...)
 	}

@@ -10,12 +10,14 @@ import (
 
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/cmd/internal/corecmd"
+	"github.com/toolbox-dev/toolbox/internal/mcpfake"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // TestMain registers the test binary as `toolbox` and `toolbox-core`, so
 // every script drives the real programs (the hand-over from one to the
-// other, and the hidden sandbox helper) as subprocesses.
+// other, and the hidden sandbox helper) as subprocesses, and as
+// `mcpfake`, an MCP server for the mcp_server scripts.
 func TestMain(m *testing.M) {
 	// The test binary is also the landlock helper when the conditions
 	// below probe the sandbox (sandbox.Detect re-executes it).
@@ -24,6 +26,9 @@ func TestMain(m *testing.M) {
 		"toolbox":      func() { os.Exit(cli.Main()) },
 		"toolbox-core": func() { os.Exit(corecmd.Main()) },
 		"jsonedit":     func() { os.Exit(jsonEdit()) },
+		// A small MCP server (official Go SDK) whose tools come from a
+		// JSON file; flags make it misbehave (internal/mcpfake).
+		"mcpfake": func() { os.Exit(mcpfake.Main()) },
 	})
 }
 
@@ -51,6 +56,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
+			env.Setenv("MCPFS", mcpfsDir()) // [mcpfs] installs it there
 			dst := filepath.Join(env.WorkDir, "toolboxes")
 			if err := os.MkdirAll(dst, 0o755); err != nil {
 				return err

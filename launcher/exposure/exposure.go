@@ -1,12 +1,12 @@
-// Package exposure reports what every tool of a lock, and its builtin
-// "process", would be able to reach and change if run now: the exposure
+// Package exposure reports what every tool of a lock, its MCP servers and
+// its builtin "process" would be able to reach and change if run now: the exposure
 // report of `toolbox check --probe` (DESIGN.md §6, "Exposure report"),
 // after `systemd-analyze security`.
 //
 // Nothing here decides a confinement: each spec is built by the code a
 // run uses (runspec.Prepare for a tool, sandbox.Spec.ForPlugin for a
-// plugin's socket directory, runspec.CommandSpec for background
-// commands) and explained by sandbox.Explain, which lays out the start
+// plugin's socket directory, runspec.MCPServer for an MCP server,
+// runspec.CommandSpec for background commands) and explained by sandbox.Explain, which lays out the start
 // as sandbox.Start does, with the same refusals, without starting
 // anything. Like a run, Prepare creates the shared tmp and a missing
 // rundir; a plugin's socket directory is made and removed again.
@@ -28,11 +28,11 @@ import (
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
-// Entry is the exposure of one tool, or of the builtin "process". Its JSON
-// form is part of `toolbox check --probe --json`.
+// Entry is the exposure of one tool, MCP server, or of the builtin
+// "process". Its JSON form is part of `toolbox check --probe --json`.
 type Entry struct {
 	// Name is the tool's name (a command of a multi-command binary as
-	// "binary.command"), or "process" for the builtin.
+	// "binary.command"), the MCP server's, or "process" for the builtin.
 	Name string `json:"name"`
 	// Exposure is what it would get; absent when a run would refuse it.
 	Exposure *sandbox.Exposure `json:"exposure,omitempty"`
@@ -75,14 +75,17 @@ func Trust(lockPath string, l *manifest.Lock, opts Options) *runspec.Trust {
 const PluginSocketDir = "plugin-dir*"
 
 // Tools explains every tool of lock l at lockPath (absolute), sorted by
-// name, as a run would start it now.
+// name, as a run would start it now. The tools of MCP servers are left
+// out: their server is what runs (MCPServers).
 func Tools(lockPath string, l *manifest.Lock, opts Options) []Entry {
 	trust := Trust(lockPath, l, opts)
 	lockDir := filepath.Dir(lockPath)
 	home := realDir(lockDir)
 	names := make([]string, 0, len(l.Tools))
-	for n := range l.Tools {
-		names = append(names, n)
+	for n, t := range l.Tools {
+		if t != nil && t.Kind != manifest.KindMCP {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	out := make([]Entry, 0, len(names))
@@ -123,6 +126,34 @@ func explainTool(lockDir, home string, l *manifest.Lock, t *manifest.Tool, trust
 		}
 	}
 	return exp, nil
+}
+
+// MCPServers explains every MCP server of lock l at lockPath (absolute)
+// run over stdio, sorted by name, as a call would start it now
+// (runspec.MCPServer); a server reached by URL runs elsewhere and has no
+// entry.
+func MCPServers(lockPath string, l *manifest.Lock, opts Options) []Entry {
+	trust := Trust(lockPath, l, opts)
+	lockDir := filepath.Dir(lockPath)
+	names := make([]string, 0, len(l.MCPServers))
+	for n, s := range l.MCPServers {
+		if s != nil && s.URL == "" {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	out := make([]Entry, 0, len(names))
+	for _, n := range names {
+		e := Entry{Name: n}
+		spec, cmd, err := runspec.MCPServer(lockDir, l, n, opts.CallerEnv, "", trust)
+		if err == nil {
+			e.set(sandbox.Explain(spec, cmd, sandbox.ExplainOptions{Home: realDir(lockDir)}))
+		} else {
+			e.set(nil, err)
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // Process explains the background commands of lock l's builtin "process"

@@ -1,6 +1,7 @@
 // Package health re-probes the backends of capabilities while a server
-// runs (live health): every TTL it runs `TOOL check` of each backend again,
-// under its locked runtime, and keeps the results. Overlay gives a copy of
+// runs (live health): every TTL it runs `TOOL check` of each backend again
+// (for an MCP tool: its server starts and lists its locked tools), under
+// its locked runtime, and keeps the results. Overlay gives a copy of
 // the lock whose probe results and active backends are the live ones, so
 // that a capability moves to the next locked backend whose check passes
 // when its active one starts failing, and back when it recovers. It never
@@ -43,7 +44,16 @@ type Config struct {
 	// Workspace is the server's workspace: checks run on it, as its calls
 	// do (runspec.Trust.WithWorkspace).
 	Workspace runspec.Workspace
+	// MCP checks the MCP servers of MCP tools (mcprun.Check): ok when the
+	// server starts, initializes and lists its locked tools; nil leaves
+	// their locked result in place.
+	MCP MCPCheck
 }
+
+// MCPCheck probes MCP server server of the lock at lockPath now, under its
+// locked runtime (out of reach of stateDir, on workspace ws, as a run),
+// without calling any tool.
+type MCPCheck func(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, stateDir string, ws runspec.Workspace, timeout time.Duration) manifest.Probe
 
 // Monitor holds the live probe results. Its methods are safe for
 // concurrent use.
@@ -71,6 +81,11 @@ func (m *Monitor) backends() []string {
 	for _, c := range m.cfg.Lock.Capabilities {
 		for _, b := range c.Backends {
 			t := m.cfg.Lock.Tools[b]
+			if t != nil && t.Kind == manifest.KindMCP && t.MCP != nil && m.cfg.MCP != nil && !seen[b] {
+				seen[b] = true
+				out = append(out, b)
+				continue
+			}
 			if seen[b] || t == nil || t.Describe == nil || !t.Describe.Check {
 				continue
 			}
@@ -84,23 +99,40 @@ func (m *Monitor) backends() []string {
 	return out
 }
 
-// Round runs every check once, in parallel, and records the results.
+// Round runs every check once, in parallel, and records the results. The
+// MCP tools of one server share one check of that server.
 func (m *Monitor) Round(ctx context.Context) {
 	dir := filepath.Dir(m.cfg.LockPath)
 	trust := runspec.NewTrust(m.cfg.LockPath, m.cfg.Lock, append([]string{m.cfg.StateDir}, m.cfg.Hidden...)...).WithWorkspace(m.cfg.Workspace)
 	var wg sync.WaitGroup
+	record := func(p manifest.Probe, names ...string) {
+		if ctx.Err() != nil {
+			return
+		}
+		m.mu.Lock()
+		for _, n := range names {
+			m.live[n] = p
+		}
+		m.mu.Unlock()
+	}
+	servers := map[string][]string{}
 	for _, name := range m.backends() {
 		t := m.cfg.Lock.Tools[name]
+		if t.Kind == manifest.KindMCP {
+			servers[t.MCP.Server] = append(servers[t.MCP.Server], name)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := probe.Check(ctx, dir, t, trust, m.cfg.Lock.EnvAllowlist, m.cfg.CallerEnv, m.cfg.CheckTimeout, m.cfg.Plugin)
-			if ctx.Err() != nil {
-				return
-			}
-			m.mu.Lock()
-			m.live[name] = p
-			m.mu.Unlock()
+			record(probe.Check(ctx, dir, t, trust, m.cfg.Lock.EnvAllowlist, m.cfg.CallerEnv, m.cfg.CheckTimeout, m.cfg.Plugin), name)
+		}()
+	}
+	for server, names := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			record(m.cfg.MCP(ctx, m.cfg.LockPath, m.cfg.Lock, server, m.cfg.CallerEnv, m.cfg.StateDir, m.cfg.Workspace, m.cfg.CheckTimeout), names...)
 		}()
 	}
 	wg.Wait()

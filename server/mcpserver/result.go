@@ -130,6 +130,11 @@ func jsonText(v any) string {
 // a failure when it exited non-zero or timed out; else its message, text,
 // lines, events (structured) or binary output (an embedded resource).
 func (s *Server) runResult(res *launcher.Result, runErr error) *mcp.CallToolResult {
+	if res.MCPResult != nil && !res.TimedOut && !res.Canceled && runErr == nil {
+		if out := s.passOn(res); out != nil {
+			return out
+		}
+	}
 	if res.TimedOut || res.ExitCode != 0 || runErr != nil {
 		f := Failure{
 			Tool: res.Tool, Backend: res.Backend, Capability: res.Capability,
@@ -178,6 +183,29 @@ func (s *Server) runResult(res *launcher.Result, runErr error) *mcp.CallToolResu
 	}
 	if res.OutputCut {
 		out.Content = append(out.Content, &mcp.TextContent{Text: "[" + launcher.OutputCutNote + "]"})
+	}
+	if res.Capability != "" {
+		out.Content = append(out.Content, &mcp.TextContent{Text: servedBy(res.Capability, res.Backend)})
+	}
+	return out
+}
+
+// passOn is the answer of an MCP tool's server as it came (its content,
+// structured content and isError), each text capped at MaxTextBytes; nil
+// when it does not decode.
+func (s *Server) passOn(res *launcher.Result) *mcp.CallToolResult {
+	out := new(mcp.CallToolResult)
+	if err := json.Unmarshal(res.MCPResult, out); err != nil {
+		s.log.Warn("an MCP backend's result does not decode", "tool", res.Tool, "error", err)
+		return nil
+	}
+	for _, c := range out.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			t.Text = s.capText(t.Text)
+		}
+	}
+	if out.Content == nil {
+		out.Content = []mcp.Content{}
 	}
 	if res.Capability != "" {
 		out.Content = append(out.Content, &mcp.TextContent{Text: servedBy(res.Capability, res.Backend)})

@@ -75,7 +75,7 @@ func (s *Server) request(c *conn, name string, args map[string]any) launcher.Req
 	return launcher.Request{
 		LockPath: s.lockPath, Lock: s.currentLock(), Name: name, Backends: s.opts.Backends, Args: args,
 		CallerEnv: s.opts.CallerEnv, Session: c.id, StateDir: s.opts.StateDir, Hidden: s.opts.Hidden, Workspace: s.opts.Workspace,
-		CompileSchema: compileLauncher, Plugins: c.plugins,
+		CompileSchema: compileLauncher, Plugins: c.plugins, MCP: s.backends,
 		// A result is sent as at most MaxTextBytes: keeping more would
 		// only hold memory (one 25 MB call took 1.4 GB).
 		MaxResultBytes: s.opts.MaxTextBytes,
@@ -92,6 +92,7 @@ func (s *Server) oneshot(ctx context.Context, c *conn, r *reporter, name string,
 	res, err := launcher.Run(ctx, s.request(c, name, args))
 	release()
 	stop()
+	s.reapServers(c)
 	if res == nil {
 		return errorResult(name, err)
 	}

@@ -15,9 +15,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/mcprun"
 	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/mcpbackend"
 	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
@@ -77,6 +79,12 @@ type Options struct {
 	// it starts); more wait their turn, with progress notifications. 0
 	// means DefaultMaxCalls.
 	MaxCalls int
+	// MCP calls the tools of the lock's MCP servers; nil means a
+	// mcprun.Pool of the server's own: one warm server per connection
+	// and server, stopped when the connection ends (and all of them by
+	// Close). A runner given here that has a CloseOwner(session string)
+	// method is told of every connection's end the same way.
+	MCP launcher.MCPRunner
 }
 
 // Server is the MCP server of one locked toolbox. It is safe for
@@ -90,6 +98,8 @@ type Server struct {
 	pool     *pluginrun.Pool // warm plugins, an owner per connection
 	slots    callSlots
 	lockFile lockFile
+	backends launcher.MCPRunner
+	ownPool  *mcprun.Pool // the default MCP runner, closed by Close
 	log      *slog.Logger
 	mcp      *mcp.Server
 	names    []string
@@ -185,6 +195,13 @@ func New(opts Options) (*Server, error) {
 	}
 	s.lockFile.stamp, _ = stampLock(lockPath)
 	s.pool = newPluginPool(func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) })
+	s.backends = opts.MCP
+	if s.backends == nil {
+		s.ownPool = mcprun.NewPool(mcpbackend.Launch{}, func(format string, args ...any) {
+			s.log.Warn(fmt.Sprintf(format, args...))
+		})
+		s.backends = s.ownPool
+	}
 	version := opts.Version
 	if version == "" {
 		version = "dev"
@@ -297,4 +314,7 @@ func (s *Server) Close() {
 		s.closeConn(c)
 	}
 	s.pool.Close()
+	if s.ownPool != nil {
+		s.ownPool.Close()
+	}
 }

@@ -86,6 +86,7 @@ func (s *Server) closeConn(c *conn) {
 		if c.owner != nil {
 			c.owner.Close() // its warm plugins: bounded by their close grace
 		}
+		s.stopServers(c.id)
 		s.mu.Lock()
 		if s.conns[c.ss] == c {
 			delete(s.conns, c.ss)
@@ -106,6 +107,25 @@ func (s *Server) reap(c *conn) {
 			s.log.Warn("closing an MCP session", "session", c.id, "error", err)
 		}
 	default:
+	}
+}
+
+// reapServers stops the warm MCP servers a call started after its
+// connection ended (its close may have run during the call). Call it
+// after every call that may have started one.
+func (s *Server) reapServers(c *conn) {
+	select {
+	case <-c.stop:
+		s.stopServers(c.id)
+	default:
+	}
+}
+
+// stopServers stops the warm MCP servers of session id, when the MCP
+// runner keeps any (Options.MCP).
+func (s *Server) stopServers(id string) {
+	if o, ok := s.backends.(interface{ CloseOwner(string) }); ok {
+		o.CloseOwner(id)
 	}
 }
 

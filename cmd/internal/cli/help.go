@@ -130,6 +130,22 @@ const toolboxFileHelp = `The toolbox file (HCL), by default ./toolbox.hcl:
     processes   = 256                 # Sizes: bytes or KiB/MiB/GiB/TiB; any value may be
     tmp_size    = "64MiB"             # "unlimited". check --probe says what is enforced.
   }
+  mcp_server "fs" {                   # an MCP server over stdio; its tools become tools
+    command = ["node", "mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "docs"]
+    env     = { LOG_LEVEL = "warn" }  # optional; envdir = true reads <envdir_root>/fs
+    sandbox {                         # required, or unconfined = true
+      fs { read = ["mcp", "docs"] }   # the install directory and the data
+      net = "none"
+    }
+    tools   = ["read_text_file"]      # optional subset; without it, every listed tool
+    rename  = { read_text_file = "fs_read" }
+    timeout = "30s"                   # optional default call timeout
+    limits { memory = "1GiB" }        # optional, as in a tool block
+  }
+  # lock pins the server and every tool's definition; a call whose server lists
+  # anything else is refused, and lock --check reports it (exit 3)
+  # over streamable HTTP: url = "https://host/mcp" instead of command (no
+  # sandbox), with envdir = true and token = "VAR" for a bearer token
 
 Names: 1 to 64 letters, digits, '_' or '-'. A tool whose describe lists
 commands becomes one tool per command, named tool.command. Errors name

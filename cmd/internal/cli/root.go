@@ -67,8 +67,8 @@ type IOStreams struct {
 }
 
 // Globals are the flags every command shares, and what the binary can do
-// itself. CompileSchema and RunPlugin are nil in the toolbox binary: a run
-// that needs them is handed to toolbox-core.
+// itself. CompileSchema, Plugins and MCP are nil in the toolbox binary: a
+// run that needs them is handed to toolbox-core.
 type Globals struct {
 	File     string
 	StateDir string
@@ -81,6 +81,9 @@ type Globals struct {
 	CompileSchema func(schema json.RawMessage) (launcher.EventValidator, error)
 	// Plugins runs plugin tools.
 	Plugins launcher.PluginRunner
+	// MCP calls the tools of locked MCP servers (nil in the toolbox
+	// binary, which links no MCP client).
+	MCP launcher.MCPRunner
 	// Delegate hands the whole command line to toolbox-core; nil in
 	// toolbox-core itself.
 	Delegate func() error

@@ -104,7 +104,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// Hand the call to toolbox-core before anything is consumed (stdin)
 	// when this binary cannot run the tool as the lock says: its toolbox
 	// file's bytes changed (only the HCL parser tells whether its
-	// configuration did), or the tool needs a validator or the plugin host.
+	// configuration did), or the tool needs a validator, the plugin host
+	// or the MCP client.
 	if opts.Delegate != nil {
 		if launcher.ToolboxFileBytesChanged(lockPath, l) {
 			return opts.Delegate()
@@ -116,7 +117,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			}
 			for _, name := range candidates {
 				needV, needP := launcher.NeedsHost(l.Tools[name])
-				if needV && opts.CompileSchema == nil || needP && opts.Plugins == nil {
+				if needV && opts.CompileSchema == nil || needP && opts.Plugins == nil || launcher.NeedsMCP(l.Tools[name]) && opts.MCP == nil {
 					return opts.Delegate()
 				}
 			}
@@ -140,7 +141,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	req := launcher.Request{
 		LockPath: lockPath, Lock: l, Name: opts.Name, Backends: backends, Args: args,
 		Timeout: opts.Timeout, CallerEnv: os.Environ(), Session: opts.Session, StateDir: opts.StateDirInUse(), Workspace: ws,
-		CompileSchema: opts.CompileSchema, Plugins: opts.Plugins, KeepEvents: opts.Keep,
+		CompileSchema: opts.CompileSchema, Plugins: opts.Plugins, MCP: opts.MCP, KeepEvents: opts.Keep,
 	}
 	if !opts.JSON {
 		// What the tool prints is streamed, not kept: memory stays bounded

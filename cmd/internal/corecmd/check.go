@@ -180,6 +180,10 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 		return err
 	}
 	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse(), Workspace: ws})
+	// An MCP backend is ok when its server lists its locked tools.
+	if locked, err := manifest.Read(manifest.LockPath(opts.ToolboxFile())); err == nil {
+		compiler.MarkDrift(res, locked)
+	}
 	rep := buildProbeReport(res)
 	explained := res.Draft
 	var drift error

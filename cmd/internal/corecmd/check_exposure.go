@@ -23,7 +23,10 @@ type exposureReport struct {
 	Workspace        string           `json:"workspace,omitempty"`
 	WorkspaceRefused string           `json:"workspace_refused,omitempty"`
 	Tools            []exposure.Entry `json:"tools"`
-	BuiltinProcess   *exposure.Entry  `json:"builtin_process,omitempty"`
+	// MCPServers are the MCP servers run over stdio: what runs for their
+	// tools, which Tools leaves out.
+	MCPServers     []exposure.Entry `json:"mcp_servers,omitempty"`
+	BuiltinProcess *exposure.Entry  `json:"builtin_process,omitempty"`
 }
 
 // buildExposure explains the tools of l, the lock the probes built for the
@@ -40,7 +43,7 @@ func buildExposure(opts *CheckOptions, file string, l *manifest.Lock, callerEnv 
 	}
 	lockPath := manifest.LockPath(file)
 	xo := exposure.Options{StateDir: opts.StateDirInUse(), CallerEnv: callerEnv, Workspace: ws}
-	rep := exposureReport{Tools: exposure.Tools(lockPath, l, xo), BuiltinProcess: exposure.Process(lockPath, l, xo)}
+	rep := exposureReport{Tools: exposure.Tools(lockPath, l, xo), MCPServers: exposure.MCPServers(lockPath, l, xo), BuiltinProcess: exposure.Process(lockPath, l, xo)}
 	if runspec.UsesWorkspace(l) {
 		trust := exposure.Trust(lockPath, l, xo)
 		rep.Workspace = trust.Workspace
@@ -63,6 +66,9 @@ func printExposure(w io.Writer, r exposureReport) {
 	}
 	for _, e := range r.Tools {
 		printEntry(w, e.Name, e)
+	}
+	for _, e := range r.MCPServers {
+		printEntry(w, fmt.Sprintf("mcp server %q", e.Name), e)
 	}
 	if r.BuiltinProcess != nil {
 		printEntry(w, `builtin "process"`, *r.BuiltinProcess)

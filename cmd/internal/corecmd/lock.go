@@ -92,7 +92,7 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 	}
 	copts := compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse()}
 	if cli.IsTerminal(opts.IO.Err) {
-		copts.OnProbe = progress(opts.IO.Err, len(cfg.Tools))
+		copts.OnProbe = progress(opts.IO.Err, len(cfg.Tools)+len(cfg.MCPServers))
 	}
 	res := compiler.Compile(ctx, cfg, copts)
 	if len(res.Errs) > 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/compiler"
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/mcprun"
 	"github.com/toolbox-dev/toolbox/launcher/pluginrun"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
 	"github.com/toolbox-dev/toolbox/sandbox"
@@ -43,7 +44,7 @@ func Main() int {
 // NewRoot builds toolbox-core's command tree: every command of the toolbox
 // binary, run with the validator and plugin host, and the core commands.
 func NewRoot(io cli.IOStreams) *cobra.Command {
-	g := &cli.Globals{IO: io, CompileSchema: compileSchema, Plugins: pluginrun.Runner{}}
+	g := &cli.Globals{IO: io, CompileSchema: compileSchema, Plugins: pluginrun.Runner{}, MCP: mcprun.Runner{}}
 	root := cli.NewRoot(g,
 		func(g *cli.Globals) *cobra.Command { return NewCmdLock(g, nil) },
 		func(g *cli.Globals) *cobra.Command { return NewCmdCheck(g, nil) },

@@ -19,6 +19,7 @@ import (
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/health"
+	"github.com/toolbox-dev/toolbox/launcher/mcprun"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/probe/pluginprobe"
@@ -174,7 +175,7 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if opts.Recheck > 0 {
-		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: env, TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: mcpStateDir(opts), Workspace: ws})
+		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: env, TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: mcpStateDir(opts), Workspace: ws, MCP: mcprun.Check})
 		go m.Run(ctx, func(live *manifest.Lock) {
 			for name, c := range live.Capabilities {
 				if c.Active != l.Capabilities[name].Active {

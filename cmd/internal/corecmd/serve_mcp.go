@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/launcher/health"
+	"github.com/toolbox-dev/toolbox/launcher/mcprun"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/probe/pluginprobe"
@@ -113,7 +114,7 @@ func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath st
 		logf("serving MCP over HTTP on unix socket %s (path /mcp; uid %d only)", path, uid)
 	}
 	if opts.Recheck > 0 {
-		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: os.Environ(), TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: stateDir, Hidden: serveHidden(opts), Workspace: ws})
+		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: os.Environ(), TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: stateDir, Hidden: serveHidden(opts), Workspace: ws, MCP: mcprun.Check})
 		go m.Run(ctx, func(live *manifest.Lock) {
 			logf("live health: capability backends changed")
 			srv.SetLock(live)

@@ -76,7 +76,8 @@ const (
 // ResultOf says what a successful call of a locked tool returns: a
 // service its handle; a jsonl tool (oneshot or stream) its events, unless
 // an empty output becomes a message (empty-result AddMessage); anything
-// else text.
+// else text. An MCP tool's result is what its server answered: text, as
+// far as its schema goes (its outputSchema is not re-exported).
 func ResultOf(t *manifest.Tool) string {
 	if t == nil || t.Describe == nil {
 		return ResultText
@@ -98,7 +99,7 @@ func entryOutput(l *manifest.Lock, name, backend string) map[string]any {
 	kind := ResultOf(l.Tools[backend])
 	if c := l.Capabilities[name]; c != nil {
 		for _, b := range c.Backends {
-			if t := l.Tools[b]; t != nil && t.Describe != nil && ResultOf(t) != kind {
+			if t := l.Tools[b]; t.Callable() && ResultOf(t) != kind {
 				return nil
 			}
 		}

@@ -181,13 +181,14 @@ func plan(l *manifest.Lock) []Spec {
 	return specs
 }
 
-// entries is catalog.Build over the tools that have a describe document
-// (a tool whose describe failed at lock time has none and can never run).
+// entries is catalog.Build over the tools that can be called: those with a
+// describe document (a tool whose describe failed at lock time has none
+// and can never run) and MCP tools (manifest.Tool.Callable).
 func entries(l *manifest.Lock) []catalog.Entry {
 	cp := *l
 	cp.Tools = make(map[string]*manifest.Tool, len(l.Tools))
 	for n, t := range l.Tools {
-		if t != nil && t.Describe != nil {
+		if t.Callable() {
 			cp.Tools[n] = t
 		}
 	}

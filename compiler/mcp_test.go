@@ -1,0 +1,104 @@
+package compiler
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbox-dev/toolbox/manifest"
+)
+
+// An mcp_server block is read into its declaration: the executable found
+// on PATH, the entry script of an interpreter, the arguments that name
+// files, the selection and the sandbox with its defaults.
+func TestLoadMCPServer(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"srv/main.sh", "data/x"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(dir, "toolbox.hcl")
+	src := `sandbox = "auto"
+mcp_server "s" {
+  command = ["sh", "srv/main.sh", "--root", "data", "word", "/etc"]
+  env     = { MODE = "x" }
+  sandbox {
+    fs { read = ["srv", "data"] }
+  }
+  tools   = ["a", "b"]
+  rename  = { b = "s_b" }
+  timeout = "7s"
+}
+capability "c" { backends = ["a", "s_b"] }
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.MCPServers) != 1 {
+		t.Fatalf("servers: %+v", cfg.MCPServers)
+	}
+	d := cfg.MCPServers[0]
+	sh, _ := filepath.Abs(d.Exe)
+	switch {
+	case filepath.Base(d.Exe) != "sh" || sh != d.Exe:
+		t.Errorf("Exe %q, want an absolute path to sh", d.Exe)
+	case d.Entry != filepath.Join(dir, "srv/main.sh"):
+		t.Errorf("Entry %q", d.Entry)
+	case !slices.Equal(d.PathArgs, []int{1, 3}):
+		t.Errorf("PathArgs %v, want the script and data (not the option, the word, an absolute path)", d.PathArgs)
+	case d.Sandbox == nil || d.Sandbox.Net != "host" || d.Sandbox.Tmp != "shared" || !slices.Equal(d.Sandbox.FS.Read, []string{"srv", "data"}):
+		t.Errorf("Sandbox %+v", d.Sandbox)
+	case d.lockName("b") != "s_b" || d.lockName("a") != "a" || d.Timeout != 7*time.Second || d.Env["MODE"] != "x":
+		t.Errorf("decl %+v", d)
+	}
+}
+
+// check --probe against the lock on disk: the tools of a server whose
+// listing changed are failed, and their capability moves on.
+func TestMarkDrift(t *testing.T) {
+	pin := func(def string) *manifest.Tool {
+		sum, err := manifest.DefinitionSHA256([]byte(def))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &manifest.Tool{Kind: manifest.KindMCP, MCP: &manifest.MCPTool{Server: "s", Name: "a", SHA256: sum, Definition: json.RawMessage(def)}}
+	}
+	lockOf := func(def string) *manifest.Lock {
+		l := manifest.New()
+		l.MCPServers = map[string]*manifest.MCPServer{"s": {Info: manifest.MCPImplementation{Name: "s", Version: "1"}}}
+		l.Tools["a"] = pin(def)
+		return l
+	}
+	locked := lockOf(`{"name":"a","description":"x"}`)
+	for _, c := range []struct {
+		def, status, active string
+	}{
+		{`{"name":"a","description":"x"}`, manifest.StatusOK, "a"},
+		{`{"name":"a","description":"y"}`, manifest.StatusFailed, "b"},
+	} {
+		res := &Result{
+			Lock:         lockOf(c.def),
+			Tools:        map[string]*ToolReport{"a": {Name: "a", Status: manifest.StatusOK}, "b": {Name: "b", Status: manifest.StatusUnverified}},
+			Capabilities: []CapabilityReport{{Name: "c", Backends: []string{"a", "b"}, Active: "a"}},
+		}
+		MarkDrift(res, locked)
+		if r := res.Tools["a"]; r.Status != c.status || (c.status == manifest.StatusFailed && !strings.Contains(r.Detail, `tool "a": description changed: "x" -> "y"`)) {
+			t.Errorf("%s: report %+v", c.def, r)
+		}
+		if got := res.Capabilities[0].Active; got != c.active {
+			t.Errorf("%s: active %q, want %q", c.def, got, c.active)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbox-dev/toolbox/manifest"
+)
+
+// leakyRunner is an MCP server that echoes its envdir's key everywhere it
+// can: in its text, its raw result and its error.
+type leakyRunner struct {
+	secret string
+	fail   bool
+}
+
+func (r leakyRunner) CallMCP(ctx context.Context, call MCPCall) (*MCPResult, bool, error) {
+	if r.fail {
+		return nil, false, call.Redactor.Error(errors.New("initializing: stderr: key " + r.secret))
+	}
+	raw, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": "key " + r.secret}}})
+	return &MCPResult{Text: "key " + r.secret + " and warn", Result: raw}, true, nil
+}
+
+// An MCP server's envdir values of MinMCPSecret bytes or more are redacted
+// from everything a call reports (its output, the result passed to MCP
+// clients, its errors), as a tool's secret bindings; a short setting
+// ("warn") is not: the twin.
+func TestMCPSecretsRedacted(t *testing.T) {
+	f := newFixture(t)
+	const secret = "sk-0123456789abcdef"
+	envdir := filepath.Join(f.Dir, "env", "srv")
+	if err := os.MkdirAll(envdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]string{"API_KEY": secret, "LEVEL": "warn"} {
+		if err := os.WriteFile(filepath.Join(envdir, name), []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	def := json.RawMessage(`{"name":"look","inputSchema":{"type":"object"}}`)
+	sum, err := manifest.DefinitionSHA256(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Lock.MCPServers = map[string]*manifest.MCPServer{"srv": {Command: []string{"/bin/true"}, SHA256: strings.Repeat("0", 64),
+		Platform: manifest.Platform(), Mechanism: "none", Envdir: "env/srv"}}
+	f.Lock.Tools["look"] = &manifest.Tool{Kind: manifest.KindMCP, Platform: manifest.Platform(), Runtime: manifest.Runtime{Mechanism: "none"},
+		MCP: &manifest.MCPTool{Server: "srv", Name: "look", SHA256: sum, Definition: def}, Probe: manifest.Probe{Status: manifest.StatusOK}}
+
+	req := f.request("look", nil)
+	req.MCP = leakyRunner{secret: secret}
+	res, err := Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := string(res.Output); strings.Contains(out, secret) || out != "key [redacted] and warn\n" {
+		t.Errorf("output %q", out)
+	}
+	if strings.Contains(string(res.MCPResult), secret) || !json.Valid(res.MCPResult) || !strings.Contains(string(res.MCPResult), Redacted) {
+		t.Errorf("result for MCP clients %s", res.MCPResult)
+	}
+	req.MCP = leakyRunner{secret: secret, fail: true}
+	if _, err := Run(context.Background(), req); err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), Redacted) {
+		t.Errorf("error %v", err)
+	}
+}

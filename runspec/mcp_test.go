@@ -1,0 +1,74 @@
+package runspec
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/protocol"
+	"github.com/toolbox-dev/toolbox/sandbox"
+)
+
+// mcpTestLock has one sandboxed MCP server run by node from an entry
+// script, with limits and resolved paths.
+func mcpTestLock() *manifest.Lock {
+	l := manifest.New()
+	l.File = manifest.FileRef{Path: "toolbox.hcl"}
+	l.Bwrap = &manifest.Pin{Path: "/usr/bin/bwrap", SHA256: strings.Repeat("a", 64)}
+	l.MCPServers = map[string]*manifest.MCPServer{"fs": {
+		Command:   []string{"/usr/bin/node", "npm/index.js", "data"},
+		PathArgs:  []int{1, 2},
+		Entry:     &manifest.HashedFile{Path: "npm/index.js", SHA256: strings.Repeat("b", 64)},
+		Mechanism: "bwrap",
+		Sandbox:   &protocol.Sandbox{FS: &protocol.FS{Read: []string{"npm"}, Write: []string{"data"}}, Net: "none", Tmp: "private"},
+		Paths:     map[string]string{"npm": "npm", "data": "real/data"},
+		Limits:    &manifest.Limits{MemoryBytes: 1 << 30, FileSizeBytes: 100},
+	}}
+	return l
+}
+
+// An MCP server gets what a tool gets (DESIGN.md §6): the trust's
+// protected and hidden paths and pinned bwrap, its locked limits, its
+// paths' lock-time resolutions, and its executable and entry script are
+// protected paths of every run.
+func TestMCPServerSpec(t *testing.T) {
+	dir := t.TempDir()
+	l := mcpTestLock()
+	lock := filepath.Join(dir, "toolbox.lock.json")
+	tr := NewTrust(lock, l, "/var/lib/toolbox")
+	for _, want := range []string{"/usr/bin/node", filepath.Join(dir, "npm/index.js")} {
+		if !slices.Contains(tr.Protected, want) {
+			t.Errorf("%s is not protected: %q", want, tr.Protected)
+		}
+	}
+	spec, err := MCPServerSpec(dir, l, "fs", tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Mechanism != sandbox.Bwrap || !spec.NetNone || !spec.TmpPrivate || spec.UnixSockets {
+		t.Errorf("confinement %+v", spec)
+	}
+	if !slices.Equal(spec.Protected, tr.Protected) || !slices.Equal(spec.Hidden, tr.Hidden) || spec.Bwrap != tr.Bwrap {
+		t.Errorf("trust not applied: %+v", spec)
+	}
+	if spec.Limits.Memory != 1<<30 || spec.Limits.FileSize != 100 {
+		t.Errorf("limits %+v", spec.Limits)
+	}
+	if got := spec.Resolved[filepath.Join(dir, "data")]; got != filepath.Join(dir, "real/data") {
+		t.Errorf("resolved %v", spec.Resolved)
+	}
+	if !slices.Equal(spec.Write, []string{filepath.Join(dir, "data")}) || spec.ToolDir != "/usr/bin" {
+		t.Errorf("grants %+v", spec)
+	}
+	// A sandboxed server is never started without the lock's trust.
+	if _, err := MCPServerSpec(dir, l, "fs", nil); err == nil {
+		t.Error("a sandboxed server without trust was accepted")
+	}
+	// Nor with a mechanism that cannot confine it (a lock edited by hand).
+	l.MCPServers["fs"].Mechanism = "none"
+	if _, err := MCPServerSpec(dir, l, "fs", tr); err == nil || !strings.Contains(err.Error(), "never run unconfined") {
+		t.Errorf("mechanism none with a sandbox: %v", err)
+	}
+}
