@@ -84,6 +84,11 @@ type Lock struct {
 	MCPServers   map[string]*MCPServer  `json:"mcp_servers,omitempty"`
 	Tools        map[string]*Tool       `json:"tools"`
 	Capabilities map[string]*Capability `json:"capabilities"`
+	// OtherPaths are the binary paths (lock-relative, as Tool.Path) of the
+	// tools and binaries a partial read (ReadCall) left out. They are never
+	// written: a partial lock still names every binary a later run trusts,
+	// so that the call's sandbox protects them all (runspec.NewTrust).
+	OtherPaths []string `json:"-"`
 }
 
 // BuiltinProcess is the name of the builtin of background commands.

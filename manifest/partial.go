@@ -27,7 +27,7 @@ func ReadCall(path string, match func(name string) bool, extra []string) (*Lock,
 	if err != nil {
 		return nil, fmt.Errorf("reading lock: %w", err)
 	}
-	part, ok := selectCall(data, match, extra)
+	part, otherPaths, ok := selectCall(data, match, extra)
 	if !ok {
 		part = data // not an object of objects: Unmarshal says what is wrong
 	}
@@ -35,13 +35,17 @@ func ReadCall(path string, match func(name string) bool, extra []string) (*Lock,
 	if err != nil {
 		return nil, fmt.Errorf("reading lock %q: %w", path, err)
 	}
+	if ok {
+		l.OtherPaths = otherPaths
+	}
 	return l, nil
 }
 
 // selectCall rewrites the lock data keeping only the entries ReadCall
-// keeps. ok is false when data is not a JSON object whose "tools",
-// "binaries" and "capabilities" are objects.
-func selectCall(data []byte, match func(string) bool, extra []string) ([]byte, bool) {
+// keeps, and returns the binary paths of the tools and binaries it left
+// out (Lock.OtherPaths). ok is false when data is not a JSON object whose
+// "tools", "binaries" and "capabilities" are objects.
+func selectCall(data []byte, match func(string) bool, extra []string) (part []byte, other []string, ok bool) {
 	var top []member
 	sections := map[string][]member{}
 	end := object(data, skipSpace(data, 0), func(key string, j int) int {
@@ -65,7 +69,7 @@ func selectCall(data []byte, match func(string) bool, extra []string) ([]byte, b
 		return vend
 	})
 	if end < 0 || skipSpace(data, end) != len(data) {
-		return nil, false
+		return nil, nil, false
 	}
 	keepTool := map[string]bool{}
 	for _, n := range extra {
@@ -113,6 +117,7 @@ func selectCall(data []byte, match func(string) bool, extra []string) ([]byte, b
 			}
 		}
 	}
+	other = append(pathsOf(sections["tools"], keepTool), pathsOf(sections["binaries"], keepBinary)...)
 	var out bytes.Buffer
 	out.Grow(len(data) / 8)
 	out.WriteByte('{')
@@ -133,7 +138,25 @@ func selectCall(data []byte, match func(string) bool, extra []string) ([]byte, b
 		}
 	}
 	out.WriteByte('}')
-	return out.Bytes(), true
+	return out.Bytes(), other, true
+}
+
+// pathsOf returns the "path" of every member keep leaves out (a tool's or
+// a binary's executable; a command of a binary has none of its own).
+func pathsOf(ms []member, keep map[string]bool) []string {
+	var out []string
+	for _, m := range ms {
+		if keep[m.key] {
+			continue
+		}
+		var p struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(m.raw, &p) == nil && p.Path != "" {
+			out = append(out, p.Path)
+		}
+	}
+	return out
 }
 
 // mcpServerOf is the server of a tools entry of kind mcp, "" for others

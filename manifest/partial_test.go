@@ -68,6 +68,41 @@ func TestReadCall(t *testing.T) {
 
 // TestReadCallStrict: what a call reads is as strict as Read; a lock that
 // is not an object of objects gets Read's error.
+// TestReadCallNamesEveryBinary: a partial lock still names the binaries it
+// left out (Lock.OtherPaths), so a call's sandbox protects every binary a
+// later run trusts, not only its own (found in review: `toolbox run a`
+// left tools/b writable to a tool whose grant covered it).
+func TestReadCallNamesEveryBinary(t *testing.T) {
+	l := multiLock(3)
+	l.Tools["read_file"] = testLock().Tools["read_file"]
+	path := writeLockFile(t, l)
+	full, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]bool{}
+	for _, tl := range full.Tools {
+		all[tl.Path] = true
+	}
+	part, err := ReadCall(path, exactly("read_file"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, p := range part.OtherPaths {
+		got[p] = true
+	}
+	for _, tl := range part.Tools {
+		got[tl.Path] = true
+	}
+	if !reflect.DeepEqual(got, all) {
+		t.Errorf("a partial lock names binaries %v, want every one of %v", keys(got), keys(all))
+	}
+	if full.OtherPaths != nil {
+		t.Errorf("a whole lock has OtherPaths %v", full.OtherPaths)
+	}
+}
+
 func TestReadCallStrict(t *testing.T) {
 	path := writeLockFile(t, multiLock(3))
 	data, err := os.ReadFile(path)

@@ -77,6 +77,10 @@ func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 			bins = append(bins, resolve(dir, t.Path))
 		}
 	}
+	for _, p := range l.OtherPaths {
+		// A partial lock (manifest.ReadCall) still protects every binary.
+		bins = append(bins, resolve(dir, p))
+	}
 	for _, s := range l.MCPServers {
 		// What an MCP server runs: its executable and, for an
 		// interpreter, the entry script it reads by path.
