@@ -301,3 +301,35 @@ func TestExecuteStreamWriteErrorDoesNotBlockTool(t *testing.T) {
 		t.Errorf("err = %v, want the write error reported", err)
 	}
 }
+
+// A tool killed (SIGKILL) in the middle of a jsonl line: the call ends at
+// once with the signal's exit code, keeps the whole events it printed and
+// reports the cut line as invalid, never dropped; with a redactor, a secret
+// printed whole before the kill is still redacted and the bytes held back
+// (the start of a possible secret) are written at the end.
+func TestExecuteKilledMidOutput(t *testing.T) {
+	const secret = "sk-0123456789abcdef"
+	o := defaultOptions()
+	o.framing = protocol.FramingJSONL
+	o.redactor = NewRedactor([]string{secret})
+	var stream bytes.Buffer
+	o.stdout = &stream
+	begun := time.Now()
+	res := mustExecute(t, `printf '{"key":"`+secret+`"}\n{"b":"sk-01'; kill -9 $$; sleep 30`, o)
+	if took := time.Since(begun); took > longest {
+		t.Fatalf("the call took %s", took)
+	}
+	if res.ExitCode != 128+9 || res.TimedOut || res.Canceled {
+		t.Errorf("ExitCode = %d, TimedOut %t, Canceled %t; want 137", res.ExitCode, res.TimedOut, res.Canceled)
+	}
+	want := `{"key":"` + Redacted + `"}` + "\n" + `{"b":"sk-01`
+	if stream.String() != want {
+		t.Errorf("streamed %q, want %q", stream.String(), want)
+	}
+	if len(res.Events) != 2 || res.Events[0].Invalid || !strings.Contains(string(res.Events[0].Event), Redacted) {
+		t.Fatalf("Events = %+v, want the whole event then the cut line", res.Events)
+	}
+	if e := res.Events[1]; !e.Invalid || e.Raw != `{"b":"sk-01` || e.Error == "" {
+		t.Errorf("cut line = %+v, want invalid with its raw bytes", e)
+	}
+}

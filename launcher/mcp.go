@@ -152,7 +152,7 @@ func runMCP(ctx context.Context, req Request, toolName, backend string, t *manif
 	if backend != "" {
 		res.Capability = req.Name
 	}
-	return res, err
+	return res, red.Error(err) // the server's error may echo a secret
 }
 
 // validateMCPArgs checks values against the tool's locked inputSchema with

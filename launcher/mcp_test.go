@@ -17,11 +17,17 @@ import (
 type leakyRunner struct {
 	secret string
 	fail   bool
+	// broken: the call reached the server, whose failure (a JSON-RPC
+	// error, a dead pipe with its stderr) the runner passes on as is.
+	broken bool
 }
 
 func (r leakyRunner) CallMCP(ctx context.Context, call MCPCall) (*MCPResult, bool, error) {
 	if r.fail {
 		return nil, false, call.Redactor.Error(errors.New("initializing: stderr: key " + r.secret))
+	}
+	if r.broken {
+		return nil, true, errors.New("calling look: server error: bad key " + r.secret)
 	}
 	raw, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": "key " + r.secret}}})
 	return &MCPResult{Text: "key " + r.secret + " and warn", Result: raw}, true, nil
@@ -68,5 +74,11 @@ func TestMCPSecretsRedacted(t *testing.T) {
 	req.MCP = leakyRunner{secret: secret, fail: true}
 	if _, err := Run(context.Background(), req); err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), Redacted) {
 		t.Errorf("error %v", err)
+	}
+	// A call the server failed after it started: its error is redacted by
+	// Run, not trusted to the runner.
+	req.MCP = leakyRunner{secret: secret, broken: true}
+	if res, err := Run(context.Background(), req); err == nil || res == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), Redacted) {
+		t.Errorf("started call: result %v, error %v", res, err)
 	}
 }

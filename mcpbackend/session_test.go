@@ -275,3 +275,33 @@ func TestStartFailureCarriesStderr(t *testing.T) {
 		t.Fatal("Done stays open after the server died")
 	}
 }
+
+// A server whose stdout is not JSON-RPC, or that is killed (SIGKILL) in
+// the middle of its first answer, fails Start with an error naming the
+// server, without waiting for the start timeout; the killed one's error
+// carries its stderr (it has ended: all of it was read). TestStartCallClose
+// is the twin that initializes.
+func TestStartMalformedOrKilledServer(t *testing.T) {
+	for name, script := range map[string]string{
+		"garbage":    `echo 'this is not json-rpc'; exec sleep 60`,
+		"killed-mid": `printf '{"jsonrpc":"2.0","id":'; echo 'bad build' >&2; kill -9 $$`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			const timeout = 20 * time.Second
+			l := Launch{Server: "bad", StartTimeout: timeout, Command: sandbox.Command{Path: "/bin/sh", Args: []string{"-c", script}}}
+			begun := time.Now()
+			s, err := Start(context.Background(), l)
+			if err == nil {
+				s.Close()
+				t.Fatal("Start succeeded")
+			}
+			if took := time.Since(begun); took >= timeout {
+				t.Errorf("Start took %s: it waited for the start timeout", took)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, `initializing mcp server "bad"`) || name == "killed-mid" && !strings.Contains(msg, "stderr: bad build") {
+				t.Errorf("Start = %v", err)
+			}
+		})
+	}
+}

@@ -164,11 +164,12 @@ func Check(ctx context.Context, lockPath string, l *manifest.Lock, server string
 		err = verify(ctx, s, call)
 	}
 	if err != nil {
+		// A server that died during the listing: its stderr is quoted.
 		var re *launcher.RefusedError
 		if errors.As(err, &re) {
-			return manifest.Probe{Status: manifest.StatusFailed, Detail: re.What, Fix: re.Fix}
+			return manifest.Probe{Status: manifest.StatusFailed, Detail: red.String(re.What), Fix: re.Fix}
 		}
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: err.Error()}
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: red.String(err.Error())}
 	}
 	info := s.Info()
 	return manifest.Probe{Status: manifest.StatusOK, Detail: fmt.Sprintf("mcp server %q (%s %s) lists its locked tools", server, info.Name, info.Version)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -416,5 +417,49 @@ func TestSwapBetweenOpenAndStart(t *testing.T) {
 	res, _, err := (Runner{}).CallMCP(ctx, call(lockPath, l, "echo", ""))
 	if err != nil || res.Text != `{"text":"hi"}` {
 		t.Fatalf("after a swap: %+v, %v; want the checked server", res, err)
+	}
+}
+
+// A warm server killed (SIGKILL) between two calls is started again at the
+// next call, which succeeds; the log line that reports its end quotes its
+// stderr with the server's secrets redacted (the twin: the rest of the
+// line is kept).
+func TestPoolServerKilledBetweenCalls(t *testing.T) {
+	const secret = "sk-0123456789abcdef"
+	lockPath, l := fixture(t, "-stderr", "booting with key "+secret)
+	var mu sync.Mutex
+	var lines []string
+	p := NewPool(mcpbackend.Launch{}, func(f string, args ...any) {
+		mu.Lock()
+		lines = append(lines, fmt.Sprintf(f, args...))
+		mu.Unlock()
+	})
+	defer p.Close()
+	c := call(lockPath, l, "", "s")
+	c.Redactor = launcher.NewRedactor([]string{secret})
+	first := pidOf(t, p, c)
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	e := p.entries[poolKey{owner: "s", server: "fake"}]
+	p.mu.Unlock()
+	e.mu.Lock()
+	done := e.sess.Done()
+	e.mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session did not see its server killed within 10s")
+	}
+	second := pidOf(t, p, c)
+	if second == first {
+		t.Fatalf("the killed server %d was not replaced", first)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(lines, "\n")
+	if strings.Contains(all, secret) || !strings.Contains(all, "booting with key "+launcher.Redacted) {
+		t.Errorf("logs quote the killed server's stderr unredacted, or not at all:\n%s", all)
 	}
 }

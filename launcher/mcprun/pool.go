@@ -156,7 +156,7 @@ func (p *Pool) session(ctx context.Context, e *entry, call launcher.MCPCall) (*m
 	case e.sess != nil:
 		select {
 		case <-e.sess.Done():
-			p.logf("mcp server %q (session %s) ended: %s", call.Server, call.Session, orNone(e.sess.Stderr()))
+			p.logf("mcp server %q (session %s) ended: %s", call.Server, call.Session, orNone(call.Redactor.String(e.sess.Stderr())))
 			_ = e.sess.Close()
 			e.sess = nil
 			e.failures++
