@@ -181,12 +181,18 @@ func lockDiff(path string, lock *manifest.Lock, data []byte) (*manifest.Lock, []
 	if err != nil {
 		return nil, nil, err
 	}
+	return diffLock(old, lock, data)
+}
+
+// diffLock is lockDiff on the bytes old of the lock on disk.
+func diffLock(old []byte, lock *manifest.Lock, data []byte) (*manifest.Lock, []string, error) {
 	prev, perr := manifest.Unmarshal(old)
 	if perr == nil && prev.File.Path == lock.File.Path && prev.File.Config == lock.File.Config && prev.File.SHA256 != lock.File.SHA256 {
 		// Only the toolbox file's bytes changed (a comment, toolbox fmt):
 		// its configuration is the locked one, which is no drift.
 		same := *lock
 		same.File.SHA256 = prev.File.SHA256
+		var err error
 		if data, err = manifest.Marshal(&same); err != nil {
 			return nil, nil, err
 		}
