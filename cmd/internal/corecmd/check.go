@@ -185,9 +185,9 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 	lockPath := manifest.LockPath(opts.ToolboxFile())
 	diskRaw, diskErr := inputfile.ReadFile(lockPath, manifest.MaxLockBytes)
 	var diskLock *manifest.Lock
+	var diskBad error // the lock on disk does not load
 	if diskErr == nil {
-		if l, err := manifest.Unmarshal(diskRaw); err == nil {
-			diskLock = l
+		if diskLock, diskBad = manifest.Unmarshal(diskRaw); diskBad == nil {
 			compiler.MarkDrift(res, diskLock)
 		}
 	}
@@ -199,7 +199,7 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 		// edited by hand (or by a tool) shows here, and the exposure is
 		// the one of the lock a run would use. --sandbox probes another
 		// mechanism on purpose, so its lock differs by design.
-		disk, changes, err := probedLockDiff(diskRaw, diskErr, diskLock, res.Lock)
+		disk, changes, err := probedLockDiff(diskRaw, diskErr, diskLock, diskBad, res.Lock)
 		if err != nil {
 			return fmt.Errorf("comparing with %s: %w", lockPath, err)
 		}
@@ -231,24 +231,24 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 }
 
 // probedLockDiff compares the lock the probes built with the lock on disk:
-// raw and readErr are the result of reading it, disk its decoding (nil when
-// it does not load). No lock yet is no difference: check --probe also serves
-// before the first lock.
-func probedLockDiff(raw []byte, readErr error, disk, probed *manifest.Lock) (*manifest.Lock, []string, error) {
+// raw and readErr are the result of reading it, disk and bad of decoding
+// it. No lock yet is no difference: check --probe also serves before the
+// first lock.
+func probedLockDiff(raw []byte, readErr error, disk *manifest.Lock, bad error, probed *manifest.Lock) (*manifest.Lock, []string, error) {
 	if errors.Is(readErr, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if readErr != nil {
 		return nil, nil, readErr
 	}
-	if disk != nil {
+	if bad == nil {
 		probed = withHealthOf(probed, disk)
 	}
 	data, err := manifest.Marshal(probed)
 	if err != nil {
 		return nil, nil, err
 	}
-	return diffLock(raw, probed, data)
+	return diffLock(raw, disk, bad, probed, data)
 }
 
 // withHealthOf returns a copy of probed holding disk's probe results and
