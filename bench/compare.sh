@@ -16,25 +16,8 @@ git archive "$ref" | tar -x -C "$work/src"
 go build -o "$c/new/" ./cmd/toolbox ./cmd/toolbox-core
 go build -o "$c/" ./bench/floor ./bench/ratio ./bench/streamfloor
 echo "main = $ref ($(git rev-parse --short "$ref")), new = the working tree (HEAD $(git rev-parse --short HEAD))"
-# measure prints a command, then runs it.
-measure() {
-  echo "\$ $*"
-  "$@"
-}
-mkdir -p "$work/tb/tools"
-cat > "$work/tb/tools/trivial" <<'T'
-#!/bin/sh
-[ "$1" = describe ] && { echo '{"slug":"trivial","description":"prints ok","args":[]}'; exit 0; }
-echo ok
-T
-for m in landlock bwrap; do
-cat > "$work/tb/tools/trivial_$m" <<T
-#!/bin/sh
-[ "\$1" = describe ] && { echo '{"protocol":2,"slug":"trivial_$m","description":"prints ok","args":[],"process":{"output":{"framing":"chunks"}},"runtime":{"sandbox":{"fs":{"read":["."]}$( [ $m = bwrap ] && echo ',"net":"none"')}}}'; exit 0; }
-echo ok
-T
-done
-chmod 755 "$work"/tb/tools/*
+. bench/fixtures.sh
+trivial_tools "$work/tb"
 printf 'sandbox = "auto"\ntool "trivial" { path = "tools/trivial" }\ntool "trivial_bwrap" { path = "tools/trivial_bwrap" }\n' > "$work/tb/toolbox.hcl"
 printf 'sandbox = "landlock"\ntool "trivial_landlock" { path = "tools/trivial_landlock" }\n' > "$work/tb/landlock.hcl"
 $c/new/toolbox lock -f "$work/tb/toolbox.hcl" 2>/dev/null; $c/new/toolbox lock -f "$work/tb/landlock.hcl" 2>/dev/null
@@ -46,15 +29,7 @@ echo "== sandbox start-up: none, landlock, bwrap (main vs new)"
 measure $c/ratio -n "$runs" main-none "$c/main/toolbox run $tb trivial" new-none "$c/new/toolbox run $tb trivial" \
   main-landlock "$c/main/toolbox run $ll trivial_landlock" new-landlock "$c/new/toolbox run $ll trivial_landlock" \
   main-bwrap "$c/main/toolbox run $tb trivial_bwrap" new-bwrap "$c/new/toolbox run $tb trivial_bwrap"
-mkdir -p "$work/stream/tools"
-awk 'BEGIN { for (i = 1; i <= 200000; i++) printf "{\"n\":%d,\"msg\":\"event number %d\"}\n", i, i }' > "$work/stream/events.jsonl"
-cat > "$work/stream/tools/events" <<T
-#!/bin/sh
-[ "\$1" = describe ] && { echo '{"protocol":2,"slug":"events","description":"replays events","args":[],"process":{"mode":"stream","output":{"framing":"jsonl","event":{"type":"object","required":["n","msg"],"properties":{"n":{"type":"integer"},"msg":{"type":"string"}}}}}}'; exit 0; }
-exec cat "$work/stream/events.jsonl"
-T
-chmod 755 "$work/stream/tools/events"
-printf 'tool "events" { path = "tools/events" }\n' > "$work/stream/toolbox.hcl"
+stream_toolbox "$work/stream"
 $c/new/toolbox lock -f "$work/stream/toolbox.hcl" 2>/dev/null
 echo "== stream: 200000 jsonl events, the floor (reads and validates the same lines) vs toolbox run (target: <= 1.5x, >= 250k events/s)"
 measure $c/ratio -n 5 -warmup 1 floor "$c/streamfloor $work/stream/toolbox.lock.json events $work/stream/events.jsonl" \

@@ -14,27 +14,10 @@ go build -o "$work/ratio" ./bench/ratio
 go build -o "$work/mcpcall" ./bench/mcpcall
 go build -o "$work/streamfloor" ./bench/streamfloor
 
-# measure prints a command, then runs it.
-measure() {
-  echo "\$ $*"
-  "$@"
-}
+. bench/fixtures.sh
 
 # A trivial v1 tool, and the same tool declaring sandboxes.
-mkdir -p "$work/tb/tools"
-cat > "$work/tb/tools/trivial" <<'T'
-#!/bin/sh
-[ "$1" = describe ] && { echo '{"slug":"trivial","description":"prints ok","args":[]}'; exit 0; }
-echo ok
-T
-for m in landlock bwrap; do
-cat > "$work/tb/tools/trivial_$m" <<T
-#!/bin/sh
-[ "\$1" = describe ] && { echo '{"protocol":2,"slug":"trivial_$m","description":"prints ok","args":[],"process":{"output":{"framing":"chunks"}},"runtime":{"sandbox":{"fs":{"read":["."]}$( [ $m = bwrap ] && echo ',"net":"none"')}}}'; exit 0; }
-echo ok
-T
-done
-chmod 755 "$work"/tb/tools/*
+trivial_tools "$work/tb"
 cat > "$work/tb/toolbox.hcl" <<'H'
 sandbox = "auto"
 tool "trivial" { path = "tools/trivial" }
@@ -91,15 +74,7 @@ fi
 # Stream throughput: a stream tool that prints 200000 small jsonl events,
 # each validated against its schema, through toolbox run (plain output,
 # every event printed as it arrives) against cat of the same bytes.
-mkdir -p "$work/stream/tools"
-awk 'BEGIN { for (i = 1; i <= 200000; i++) printf "{\"n\":%d,\"msg\":\"event number %d\"}\n", i, i }' > "$work/stream/events.jsonl"
-cat > "$work/stream/tools/events" <<T
-#!/bin/sh
-[ "\$1" = describe ] && { echo '{"protocol":2,"slug":"events","description":"replays events","args":[],"process":{"mode":"stream","output":{"framing":"jsonl","event":{"type":"object","required":["n","msg"],"properties":{"n":{"type":"integer"},"msg":{"type":"string"}}}}}}'; exit 0; }
-exec cat "$work/stream/events.jsonl"
-T
-chmod 755 "$work/stream/tools/events"
-printf 'tool "events" { path = "tools/events" }\n' > "$work/stream/toolbox.hcl"
+stream_toolbox "$work/stream"
 "$work/toolbox" lock -f "$work/stream/toolbox.hcl" 2>/dev/null
 echo
 echo "== stream throughput: 200000 jsonl events through toolbox run vs a floor that reads the same lines and"

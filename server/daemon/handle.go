@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"time"
 
 	"github.com/toolbox-dev/toolbox/launcher"
@@ -20,6 +21,11 @@ func (s *Server) handle(ctx context.Context, req wire.Request) (any, error) {
 	}
 	if req.Session == "" {
 		return nil, wire.Errorf(wire.CodeBadRequest, "op %q needs a session", req.Op)
+	}
+	if req.Workspace != "" && !filepath.IsAbs(req.Workspace) {
+		// Resolved here it would be relative to the daemon's directory,
+		// not the client's.
+		return nil, wire.Errorf(wire.CodeBadRequest, "workspace %q is not absolute; send the client's directory made absolute", req.Workspace)
 	}
 	sup := s.sup
 	switch req.Op {

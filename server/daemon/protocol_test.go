@@ -228,6 +228,26 @@ func TestMalformedRequests(t *testing.T) {
 	}
 }
 
+// A workspace in a request is the client's, made absolute: a relative one
+// is refused with bad_request (the daemon would resolve it against its own
+// directory), for a start and a background command alike; an absolute one
+// is used.
+func TestRelativeWorkspaceRefused(t *testing.T) {
+	f := newFixture(t)
+	f.addEchoService(t, "echo")
+	d := f.serve(t)
+	ctx := ctxT(t)
+	if _, err := d.client.Start(ctx, wire.Request{Session: "s", Tool: "echo", Workspace: "proj", WorkspaceFrom: "--workspace"}); code(err) != wire.CodeBadRequest || !strings.Contains(err.Error(), `"proj"`) {
+		t.Errorf("start on a relative workspace: %v, want bad_request naming it", err)
+	}
+	if _, err := d.client.RunCommand(ctx, wire.Request{Session: "s", Workspace: "proj", Command: &wire.Command{Cmd: "true"}}); code(err) != wire.CodeBadRequest {
+		t.Errorf("a command on a relative workspace: %v, want bad_request", err)
+	}
+	if _, err := d.client.Start(ctx, wire.Request{Session: "s", Tool: "echo", Workspace: t.TempDir(), WorkspaceFrom: "--workspace"}); err != nil {
+		t.Errorf("start on an absolute workspace: %v", err)
+	}
+}
+
 // A client that hangs up cancels its request: a start waiting for a ready
 // line that never comes is killed at once rather than at its timeout.
 func TestHangUpCancelsTheRequest(t *testing.T) {

@@ -29,8 +29,9 @@ func jsonEntry(s Server, typed bool) jsonServer {
 
 // member is one key of a JSON object and its value as written.
 type member struct {
-	key string
-	val json.RawMessage
+	key  string
+	val  json.RawMessage
+	line int // of the key, 1-based (0 for a member added here)
 }
 
 // mergeJSON sets servers[entry name] in the JSON object existing and lays
@@ -54,7 +55,7 @@ func mergeJSON(existing []byte, serversKey string, entry jsonServer, name string
 			var pe *ParseError
 			if errors.As(err, &pe) && pe.Reason == reasonNotObject {
 				pe.Reason = fmt.Sprintf("%q is not an object", serversKey)
-				pe.Line = lineAt(existing, bytes.Index(existing, top[i].val))
+				pe.Line = top[i].line
 			}
 			return nil, err
 		}
@@ -62,12 +63,12 @@ func mergeJSON(existing []byte, serversKey string, entry jsonServer, name string
 	if j := index(servers, name); j >= 0 {
 		servers[j].val = val
 	} else {
-		servers = append(servers, member{name, val})
+		servers = append(servers, member{key: name, val: val})
 	}
 	if i >= 0 {
 		top[i].val = encodeObject(servers)
 	} else {
-		top = append(top, member{serversKey, encodeObject(servers)})
+		top = append(top, member{key: serversKey, val: encodeObject(servers)})
 	}
 	var out bytes.Buffer
 	if err := json.Indent(&out, encodeObject(top), "", "  "); err != nil {
@@ -126,14 +127,15 @@ func decodeObject(data []byte) ([]member, error) {
 			return nil, fail(err)
 		}
 		key, _ := tok.(string)
+		line := lineAt(data, int(dec.InputOffset()))
 		if index(ms, key) >= 0 {
-			return nil, &ParseError{Line: lineAt(data, int(dec.InputOffset())), Reason: fmt.Sprintf("key %q appears twice", key)}
+			return nil, &ParseError{Line: line, Reason: fmt.Sprintf("key %q appears twice", key)}
 		}
 		var val json.RawMessage
 		if err := dec.Decode(&val); err != nil {
 			return nil, fail(err)
 		}
-		ms = append(ms, member{key, val})
+		ms = append(ms, member{key: key, val: val, line: line})
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, fail(err)

@@ -194,6 +194,8 @@ func TestMergeJSONRefusesWhatItCannotRead(t *testing.T) {
 		"trailing comma":    {"{\"servers\": {},\n}", "invalid character '}'", 2},
 		"array":             {"[]", "not a JSON object", 1},
 		"servers not table": {"{\n\"servers\": []}", `"servers" is not an object`, 2},
+		// The line of the key, not of the first text equal to its value.
+		"same value before": {"{\"a\": [],\n\"servers\": []}", `"servers" is not an object`, 2},
 		"duplicate key":     {`{"servers": {}, "servers": {}}`, `key "servers" appears twice`, 1},
 		"text after":        {`{} {}`, "text after the object", 1},
 		"truncated":         {`{"servers": {`, "unexpected EOF", 1},

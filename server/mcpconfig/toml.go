@@ -221,8 +221,16 @@ type tomlScanner struct {
 	line int
 }
 
-func (s *tomlScanner) eof() bool  { return s.pos >= len(s.src) }
-func (s *tomlScanner) peek() byte { return s.src[s.pos] }
+func (s *tomlScanner) eof() bool { return s.pos >= len(s.src) }
+
+// peek is the byte at pos, 0 at the end: a file may end anywhere (after
+// "[", inside a string).
+func (s *tomlScanner) peek() byte {
+	if s.eof() {
+		return 0
+	}
+	return s.src[s.pos]
+}
 
 func (s *tomlScanner) fail(reason string) *ParseError {
 	return &ParseError{Line: s.line, Reason: reason + " (toolbox reads TOML tables, keys, strings, arrays and inline tables)"}
@@ -374,7 +382,7 @@ func (s *tomlScanner) str(multi bool) error {
 		s.pos += 3
 		for !s.eof() {
 			if q == `"` && s.peek() == '\\' {
-				s.pos += 2
+				s.pos = min(s.pos+2, len(s.src)) // an escape may end the file
 				continue
 			}
 			if s.consume(q + q + q) {
@@ -397,7 +405,7 @@ func (s *tomlScanner) str(multi bool) error {
 		case c == '\n':
 			return s.fail("a string does not end on its line")
 		case q == `"` && c == '\\':
-			s.pos += 2
+			s.pos = min(s.pos+2, len(s.src)) // an escape may end the file
 		case c == q[0]:
 			s.pos++
 			return nil

@@ -10,7 +10,13 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 )
+
+// MaxFileBytes is the largest client file Write reads (16 MiB); a larger
+// one is refused with an *inputfile.TooLargeError and left as it is.
+const MaxFileBytes = 16 << 20
 
 // Written says what Write did.
 type Written struct {
@@ -31,7 +37,8 @@ type Written struct {
 // file in the same directory, synced, renamed over it. A missing file is
 // created (mode 0644) with its directory; a file that cannot be read is
 // refused with a *ParseError and left as it is, as is anything that is not
-// a regular file.
+// a regular file (a FIFO is refused, not waited on) or is larger than
+// MaxFileBytes.
 func Write(path string, c Client, s Server, now time.Time) (Written, error) {
 	w := Written{File: path}
 	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
@@ -40,7 +47,9 @@ func Write(path string, c Client, s Server, now time.Time) (Written, error) {
 		}
 	}
 	mode := fs.FileMode(0o644)
-	existing, err := os.ReadFile(w.File)
+	// inputfile refuses a FIFO or a device before reading: os.ReadFile
+	// would block on a FIFO forever.
+	existing, err := inputfile.ReadFile(w.File, MaxFileBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		existing = nil
@@ -50,9 +59,6 @@ func Write(path string, c Client, s Server, now time.Time) (Written, error) {
 		st, err := os.Stat(w.File)
 		if err != nil {
 			return w, err
-		}
-		if !st.Mode().IsRegular() {
-			return w, fmt.Errorf("%q is not a regular file", w.File)
 		}
 		mode = st.Mode().Perm()
 	}
@@ -118,6 +124,9 @@ func backup(path string, data []byte, mode fs.FileMode, now time.Time) (string, 
 // part; the temporary file is removed on failure.
 func replaceFile(path string, data []byte, mode fs.FileMode) (err error) {
 	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "." // not CreateTemp's default, the system's temporary directory
+	}
 	tmp, err := os.CreateTemp(dir, "."+base+".toolbox-*")
 	if err != nil {
 		return err

@@ -4,8 +4,10 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +70,62 @@ func TestHTTPGuardPeerUID(t *testing.T) {
 			t.Errorf("guard for uid %d, origin %q: %s, want %d", c.uid, c.origin, res.Status, c.want)
 		}
 		hs.Close()
+	}
+}
+
+// TestHTTPGuardMalformedRequests: requests a client should not send are
+// refused with a status, not served: an empty bearer token, the token
+// under another scheme, two Origin headers (one of them the server's
+// own), and, past the guard, a body that is not JSON or is a batch. The
+// same server then still serves a well-formed request.
+func TestHTTPGuardMalformedRequests(t *testing.T) {
+	f := newFixture(t)
+	f.AddTool(t, "echo", `echo "hello $2"`, v1("echo", arg("who", "single")))
+	srv, err := New(Options{LockPath: f.LockPath, Lock: f.Lock, Supervisor: newSupervisor(t, f), CallerEnv: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "0123456789abcdef0123456789abcdef"
+	own := "http://127.0.0.1:1"
+	hs := httptest.NewServer(HTTPGuard{Token: token, Origins: []string{own}}.Wrap(srv.Handler(nil)))
+	defer hs.Close()
+	post := func(body string, header http.Header) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, vs := range header {
+			req.Header[k] = vs
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	auth := http.Header{"Authorization": {"Bearer " + token}}
+	for _, c := range []struct {
+		name   string
+		body   string
+		header http.Header
+		want   int
+	}{
+		{"empty bearer", initialize, http.Header{"Authorization": {"Bearer "}}, http.StatusUnauthorized},
+		{"bearer alone", initialize, http.Header{"Authorization": {"Bearer"}}, http.StatusUnauthorized},
+		{"token as basic", initialize, http.Header{"Authorization": {"Basic " + token}}, http.StatusUnauthorized},
+		{"token with a suffix", initialize, http.Header{"Authorization": {"Bearer " + token + "x"}}, http.StatusUnauthorized},
+		{"two origins", initialize, http.Header{"Authorization": {"Bearer " + token}, "Origin": {own, "http://evil.example"}}, http.StatusForbidden},
+		{"not JSON", "{not json", auth, http.StatusBadRequest},
+		{"cut short", initialize[:40], auth, http.StatusBadRequest},
+		{"positive twin", initialize, auth, http.StatusOK},
+	} {
+		if got := post(c.body, c.header); got != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
+		}
 	}
 }

@@ -180,9 +180,16 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 		return err
 	}
 	res := compiler.Compile(ctx, cfg, compiler.Options{Sandbox: opts.Sandbox, CallerEnv: os.Environ(), DescribeTimeout: opts.ProbeTimeout, CheckTimeout: opts.ProbeTimeout, StateDir: opts.StateDirInUse(), Workspace: ws})
-	// An MCP backend is ok when its server lists its locked tools.
-	if locked, err := manifest.Read(manifest.LockPath(opts.ToolboxFile())); err == nil {
-		compiler.MarkDrift(res, locked)
+	// The lock on disk is read once: it marks MCP drift (a backend is ok
+	// when its server lists its locked tools) and is compared below.
+	lockPath := manifest.LockPath(opts.ToolboxFile())
+	diskRaw, diskErr := inputfile.ReadFile(lockPath, manifest.MaxLockBytes)
+	var diskLock *manifest.Lock
+	var diskBad error // the lock on disk does not load
+	if diskErr == nil {
+		if diskLock, diskBad = manifest.Unmarshal(diskRaw); diskBad == nil {
+			compiler.MarkDrift(res, diskLock)
+		}
 	}
 	rep := buildProbeReport(res)
 	explained := res.Draft
@@ -192,9 +199,9 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 		// edited by hand (or by a tool) shows here, and the exposure is
 		// the one of the lock a run would use. --sandbox probes another
 		// mechanism on purpose, so its lock differs by design.
-		disk, changes, err := probedLockDiff(opts.ToolboxFile(), res.Lock)
+		disk, changes, err := probedLockDiff(diskRaw, diskErr, diskLock, diskBad, res.Lock)
 		if err != nil {
-			return err
+			return fmt.Errorf("comparing with %s: %w", lockPath, err)
 		}
 		if changes != nil {
 			rep.LockDrift = changes
@@ -223,28 +230,25 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 	return drift
 }
 
-// probedLockDiff compares the lock the probes built for file with the lock
-// beside it (see lockDiff). No lock yet is no difference: check --probe
-// also serves before the first lock.
-func probedLockDiff(file string, probed *manifest.Lock) (*manifest.Lock, []string, error) {
-	if abs, err := filepath.Abs(file); err == nil {
-		file = abs
+// probedLockDiff compares the lock the probes built with the lock on disk:
+// raw and readErr are the result of reading it, disk and bad of decoding
+// it. No lock yet is no difference: check --probe also serves before the
+// first lock.
+func probedLockDiff(raw []byte, readErr error, disk *manifest.Lock, bad error, probed *manifest.Lock) (*manifest.Lock, []string, error) {
+	if errors.Is(readErr, fs.ErrNotExist) {
+		return nil, nil, nil
 	}
-	path := manifest.LockPath(file)
-	if raw, err := inputfile.ReadFile(path, manifest.MaxLockBytes); err == nil {
-		if disk, err := manifest.Unmarshal(raw); err == nil {
-			probed = withHealthOf(probed, disk)
-		}
+	if readErr != nil {
+		return nil, nil, readErr
+	}
+	if bad == nil {
+		probed = withHealthOf(probed, disk)
 	}
 	data, err := manifest.Marshal(probed)
 	if err != nil {
 		return nil, nil, err
 	}
-	disk, changes, err := lockDiff(path, probed, data)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	return disk, changes, err
+	return diffLock(raw, disk, bad, probed, data)
 }
 
 // withHealthOf returns a copy of probed holding disk's probe results and

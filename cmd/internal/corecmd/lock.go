@@ -182,11 +182,18 @@ func lockDiff(path string, lock *manifest.Lock, data []byte) (*manifest.Lock, []
 		return nil, nil, err
 	}
 	prev, perr := manifest.Unmarshal(old)
+	return diffLock(old, prev, perr, lock, data)
+}
+
+// diffLock is lockDiff on the lock on disk already read: its bytes old and
+// their decoding (prev, or the error perr).
+func diffLock(old []byte, prev *manifest.Lock, perr error, lock *manifest.Lock, data []byte) (*manifest.Lock, []string, error) {
 	if perr == nil && prev.File.Path == lock.File.Path && prev.File.Config == lock.File.Config && prev.File.SHA256 != lock.File.SHA256 {
 		// Only the toolbox file's bytes changed (a comment, toolbox fmt):
 		// its configuration is the locked one, which is no drift.
 		same := *lock
 		same.File.SHA256 = prev.File.SHA256
+		var err error
 		if data, err = manifest.Marshal(&same); err != nil {
 			return nil, nil, err
 		}
