@@ -241,3 +241,42 @@ func TestExecFromDescriptorAsNobody(t *testing.T) {
 		})
 	}
 }
+
+// Without Init (a program that never calls it) limits under None are
+// applied by the limits wrapper alone (noneCmd), which executed the tool
+// by its path again: a binary swapped after its check ran. It now runs
+// the checked descriptor, and refuses a swapped script; the twin, the
+// unswapped script, runs.
+func TestLimitsWrapperRunsCheckedBinary(t *testing.T) {
+	initDone.Store(false)
+	defer initDone.Store(true)
+	echo, err := filepath.EvalSymlinks("/bin/echo")
+	must(t, err)
+	spec := &Spec{Limits: Limits{FileSize: mib}}
+	tr := newTree(t)
+	tool := tr.Tool + "/tool"
+	copyFile(t, echo, tool, 0o755)
+	exe, err := OpenExecutable(tool)
+	must(t, err)
+	defer exe.Close()
+	swapIn(t, tool, "#!/bin/sh\necho swapped\n")
+	r, err := runExe(t, spec, Command{Path: tool, Args: []string{"checked"}, Exe: exe})
+	if err != nil || r.stdout != "checked\n" {
+		t.Fatalf("elf: ran %q (stderr %q, %v), want the checked binary", r.stdout, r.stderr, err)
+	}
+
+	script := tr.Tool + "/script"
+	must(t, os.WriteFile(script, []byte("#!/bin/sh\necho checked\n"), 0o755))
+	sexe, err := OpenExecutable(script)
+	must(t, err)
+	defer sexe.Close()
+	r, err = runExe(t, spec, Command{Path: script, Exe: sexe})
+	if err != nil || r.stdout != "checked\n" {
+		t.Fatalf("unswapped script: %q (stderr %q, %v)", r.stdout, r.stderr, err)
+	}
+	swapIn(t, script, "#!/bin/sh\necho swapped\n")
+	r, err = runExe(t, spec, Command{Path: script, Exe: sexe})
+	if err == nil || !strings.Contains(err.Error(), "replaced after its check") {
+		t.Fatalf("a swapped script: ran %q, error %v; want a refusal", r.stdout, err)
+	}
+}

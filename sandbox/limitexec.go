@@ -169,6 +169,19 @@ func noneCmd(c Command, rs []rlimit, cg *callCgroup, status bool) (cmd *exec.Cmd
 		}
 	}()
 	extra := []*os.File{nil}
+	// What runs is what c.Exe checked: its descriptor for a binary, a
+	// script's path once nobody untrusted could have swapped it.
+	run, dup, err := noneExecPath(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if dup != nil {
+		closers = append(closers, dup)
+		extra = append(extra, dup)
+		ls.ExeFD = 2 + len(extra)
+	} else if run != c.Path {
+		ls.Path = run
+	}
 	if cg != nil {
 		procs, err := cg.procsFile()
 		if err != nil {
