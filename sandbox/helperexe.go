@@ -20,8 +20,9 @@ import (
 // every helper start their initialisation (issue 13: in the toolbox binary
 // cobra and the CLI's tables; in toolbox-core the JSON Schema compiler,
 // gRPC and the MCP SDK, ~10 ms). Everything the helper uses is one of this
-// package's dependencies, initialised by then. Init keeps its own check
-// for a binary whose initialisation order differs.
+// package's dependencies, initialised by then. (A package's init always
+// runs before any main, whatever the order of the others: Init needs no
+// check of its own.)
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == helperArg {
 		unix.Exit(runHelper())
