@@ -105,15 +105,15 @@ func withHelper(cmd *exec.Cmd) {
 	}
 }
 
-// decodeHelperSpec decodes the helper's spec, refusing a field it does not
-// know: a caller built from newer source than this helper may be asking
-// for a restriction this helper would silently leave out.
-func decodeHelperSpec(data []byte) (*helperSpec, error) {
+// decodeSpec decodes the spec of the helper or of the limits wrapper into
+// v, refusing a field it does not know: a caller built from newer source
+// than this binary (UseHelper's, which also runs the limits wrapper) may be
+// asking for a restriction or a limit it would silently leave out.
+func decodeSpec(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var hs helperSpec
-	if err := dec.Decode(&hs); err != nil {
-		return nil, fmt.Errorf("decoding spec (is the helper binary from the same build as toolbox?): %w", err)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decoding spec (is this binary from the same build as toolbox?): %w", err)
 	}
-	return &hs, nil
+	return nil
 }

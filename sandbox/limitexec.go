@@ -116,8 +116,9 @@ func (ls *limitsSpec) setUp() error {
 	return dropSysResource()
 }
 
-// readSpecFD decodes the JSON spec on fd 3 into v, then opens the status
-// descriptor statusFD reports (nil when it reports none).
+// readSpecFD decodes the JSON spec on fd 3 into v (strictly: decodeSpec),
+// then opens the status descriptor statusFD reports (nil when it reports
+// none). The helper and the limits wrapper both read their spec with it.
 func readSpecFD(v any, statusFD func() int) (*os.File, error) {
 	f := os.NewFile(3, "spec")
 	if f == nil {
@@ -128,8 +129,8 @@ func readSpecFD(v any, statusFD func() int) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading spec: %w", err)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return nil, fmt.Errorf("decoding spec: %w", err)
+	if err := decodeSpec(data, v); err != nil {
+		return nil, err
 	}
 	if fd := statusFD(); fd > 2 {
 		return os.NewFile(uintptr(fd), "status"), nil
