@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -278,5 +279,19 @@ func TestLimitsWrapperRunsCheckedBinary(t *testing.T) {
 	r, err = runExe(t, spec, Command{Path: script, Exe: sexe})
 	if err == nil || !strings.Contains(err.Error(), "replaced after its check") {
 		t.Fatalf("a swapped script: ran %q, error %v; want a refusal", r.stdout, err)
+	}
+}
+
+// The limits wrapper without Init reports a failed exec as the helper
+// does: ErrStartFailed, the errno, and the tool's path (not once per
+// layer).
+func TestLimitsWrapperReportsExecFailure(t *testing.T) {
+	initDone.Store(false)
+	defer initDone.Store(true)
+	tool := filepath.Join(t.TempDir(), "tool")
+	must(t, os.WriteFile(tool, []byte("\x00\x01 not a program"), 0o755))
+	_, err := runExe(t, &Spec{Limits: Limits{FileSize: mib}}, Command{Path: tool})
+	if !errors.Is(err, ErrStartFailed) || !errors.Is(err, syscall.ENOEXEC) || strings.Count(err.Error(), tool) != 1 {
+		t.Fatalf("got %v, want ErrStartFailed and ENOEXEC naming %s once", err, tool)
 	}
 }

@@ -82,9 +82,8 @@ func runLimitsExec() int {
 	}
 	var errno syscall.Errno
 	errors.As(err, &errno)
-	msg := fmt.Sprintf("%d %s\n", int(errno), strings.ReplaceAll(err.Error(), "\n", " "))
 	if status != nil {
-		_, _ = status.WriteString(msg)
+		_, _ = status.WriteString(statusLine(err) + "\n") // as the helper reports
 		status.Close()
 	} else {
 		fmt.Fprintf(os.Stderr, "toolbox: starting the tool: %s\n", err)
@@ -223,21 +222,21 @@ func noneCmd(c Command, rs []rlimit, cg *callCgroup, status bool) (cmd *exec.Cmd
 }
 
 // readLimitsStatus waits until the wrapper has exec'd the tool (EOF) or
-// reported why it could not; the error then wraps ErrStartFailed and the
-// errno (fs.ErrNotExist for a missing executable).
+// reported why it could not, in the helper's words (statusLine); the error
+// then wraps ErrStartFailed, and for a failed exec the errno
+// (fs.ErrNotExist for a missing executable).
 func readLimitsStatus(r *os.File) error {
 	defer r.Close()
 	line, err := bufio.NewReader(r).ReadString('\n')
 	if line == "" && err == io.EOF {
 		return nil
 	}
-	num, msg, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
-	n, _ := strconv.Atoi(num)
-	if n > 0 {
-		return fmt.Errorf("%w: %s: %w", ErrStartFailed, msg, syscall.Errno(n))
-	}
-	if line == "" {
+	line = strings.TrimSuffix(line, "\n")
+	switch {
+	case statusError(line) != nil:
+		return statusError(line)
+	case line == "":
 		return fmt.Errorf("%w: reading the limits wrapper's status: %w", ErrStartFailed, err)
 	}
-	return fmt.Errorf("%w: %s", ErrStartFailed, msg)
+	return fmt.Errorf("%w: limits wrapper: %s", ErrStartFailed, line)
 }
