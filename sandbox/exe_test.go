@@ -63,11 +63,33 @@ func runExe(t *testing.T, spec *Spec, c Command) (result, error) {
 // from its descriptor; a script is run by its name again, so a swapped
 // one is refused. bwrap binds the checked file at the tool's path, which
 // it cannot do once the file is unlinked: a swap is refused there too.
+// "none-wrapper" is None with limits in a program that never called Init,
+// where the limits wrapper alone starts the tool (noneCmd): it executed
+// the tool by its path again until it was given the descriptor too.
 func TestSwappedBinaryDoesNotRun(t *testing.T) {
 	echo, err := filepath.EvalSymlinks("/bin/echo")
 	must(t, err)
+	type variant struct {
+		name   string
+		m      Mechanism
+		noInit bool
+	}
+	var variants []variant
 	for _, m := range allMechanisms {
-		t.Run(string(m)+"/elf", func(t *testing.T) {
+		variants = append(variants, variant{string(m), m, false})
+	}
+	variants = append(variants, variant{"none-wrapper", None, true})
+	specFor := func(t *testing.T, v variant, toolDir string) *Spec {
+		if !v.noInit {
+			return pin(&Spec{Mechanism: v.m, ToolDir: toolDir})
+		}
+		initDone.Store(false)
+		t.Cleanup(func() { initDone.Store(true) })
+		return &Spec{Mechanism: None, ToolDir: toolDir, Limits: Limits{FileSize: mib}}
+	}
+	for _, v := range variants {
+		m := v.m
+		t.Run(v.name+"/elf", func(t *testing.T) {
 			requireAny(t, m)
 			tr := newTree(t)
 			tool := tr.Tool + "/tool"
@@ -76,7 +98,7 @@ func TestSwappedBinaryDoesNotRun(t *testing.T) {
 			must(t, err)
 			defer exe.Close()
 			swapIn(t, tool, "#!/bin/sh\necho swapped\n")
-			r, err := runExe(t, pin(&Spec{Mechanism: m, ToolDir: tr.Tool}), Command{Path: tool, Args: []string{"checked"}, Exe: exe})
+			r, err := runExe(t, specFor(t, v, tr.Tool), Command{Path: tool, Args: []string{"checked"}, Exe: exe})
 			switch {
 			case m == Bwrap && (err == nil || !strings.Contains(err.Error(), "replaced after its check")):
 				t.Fatalf("bwrap: ran %q (stderr %q), error %v; want a refusal", r.stdout, r.stderr, err)
@@ -84,9 +106,10 @@ func TestSwappedBinaryDoesNotRun(t *testing.T) {
 				t.Fatalf("ran %q (stderr %q, %v), want the checked binary", r.stdout, r.stderr, err)
 			}
 		})
-		t.Run(string(m)+"/script", func(t *testing.T) {
+		t.Run(v.name+"/script", func(t *testing.T) {
 			requireAny(t, m)
 			tr := newTree(t)
+			spec := specFor(t, v, tr.Tool)
 			tool := tr.Tool + "/tool"
 			must(t, os.WriteFile(tool, []byte("#!/bin/sh\necho checked \"$0\"\n"), 0o755))
 			exe, err := OpenExecutable(tool)
@@ -94,12 +117,12 @@ func TestSwappedBinaryDoesNotRun(t *testing.T) {
 			defer exe.Close()
 			// The twin first: unswapped, the script runs, and sees its own
 			// path as $0 (scripts find their files next to it).
-			r, err := runExe(t, pin(&Spec{Mechanism: m, ToolDir: tr.Tool}), Command{Path: tool, Exe: exe})
+			r, err := runExe(t, spec, Command{Path: tool, Exe: exe})
 			if err != nil || r.stdout != "checked "+tool+"\n" {
 				t.Fatalf("unswapped: %q (stderr %q, %v)", r.stdout, r.stderr, err)
 			}
 			swapIn(t, tool, "#!/bin/sh\necho swapped\n")
-			r, err = runExe(t, pin(&Spec{Mechanism: m, ToolDir: tr.Tool}), Command{Path: tool, Exe: exe})
+			r, err = runExe(t, spec, Command{Path: tool, Exe: exe})
 			switch {
 			case err == nil:
 				t.Fatalf("a swapped script ran: %q", r.stdout)
@@ -240,45 +263,6 @@ func TestExecFromDescriptorAsNobody(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// Without Init (a program that never calls it) limits under None are
-// applied by the limits wrapper alone (noneCmd), which executed the tool
-// by its path again: a binary swapped after its check ran. It now runs
-// the checked descriptor, and refuses a swapped script; the twin, the
-// unswapped script, runs.
-func TestLimitsWrapperRunsCheckedBinary(t *testing.T) {
-	initDone.Store(false)
-	defer initDone.Store(true)
-	echo, err := filepath.EvalSymlinks("/bin/echo")
-	must(t, err)
-	spec := &Spec{Limits: Limits{FileSize: mib}}
-	tr := newTree(t)
-	tool := tr.Tool + "/tool"
-	copyFile(t, echo, tool, 0o755)
-	exe, err := OpenExecutable(tool)
-	must(t, err)
-	defer exe.Close()
-	swapIn(t, tool, "#!/bin/sh\necho swapped\n")
-	r, err := runExe(t, spec, Command{Path: tool, Args: []string{"checked"}, Exe: exe})
-	if err != nil || r.stdout != "checked\n" {
-		t.Fatalf("elf: ran %q (stderr %q, %v), want the checked binary", r.stdout, r.stderr, err)
-	}
-
-	script := tr.Tool + "/script"
-	must(t, os.WriteFile(script, []byte("#!/bin/sh\necho checked\n"), 0o755))
-	sexe, err := OpenExecutable(script)
-	must(t, err)
-	defer sexe.Close()
-	r, err = runExe(t, spec, Command{Path: script, Exe: sexe})
-	if err != nil || r.stdout != "checked\n" {
-		t.Fatalf("unswapped script: %q (stderr %q, %v)", r.stdout, r.stderr, err)
-	}
-	swapIn(t, script, "#!/bin/sh\necho swapped\n")
-	r, err = runExe(t, spec, Command{Path: script, Exe: sexe})
-	if err == nil || !strings.Contains(err.Error(), "replaced after its check") {
-		t.Fatalf("a swapped script: ran %q, error %v; want a refusal", r.stdout, err)
 	}
 }
 
