@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -141,17 +140,11 @@ func readSpecFD(v any, statusFD func() int) (*os.File, error) {
 // (and the call's cgroup, when cg is not nil). When status is true the
 // wrapper reports a failed exec on an extra pipe, returned as statusR.
 func noneCmd(c Command, rs []rlimit, cg *callCgroup, status bool) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
-	path := c.Path
-	if !strings.Contains(path, "/") {
-		if path, err = exec.LookPath(path); err != nil {
-			return nil, nil, nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
-		}
+	path, err := unconfinedPath(c)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	check := path
-	if !filepath.IsAbs(check) && c.Dir != "" {
-		check = filepath.Join(c.Dir, check) // as exec: relative to Dir
-	}
-	if err := checkExecutable(check); err != nil {
+	if err := checkExecutable(path); err != nil {
 		return nil, nil, nil, err
 	}
 	ls := limitsSpec{Path: path, Argv: append([]string{c.Path}, c.Args...), Env: c.Env, Rlimits: rs}
