@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -62,11 +63,33 @@ func runExe(t *testing.T, spec *Spec, c Command) (result, error) {
 // from its descriptor; a script is run by its name again, so a swapped
 // one is refused. bwrap binds the checked file at the tool's path, which
 // it cannot do once the file is unlinked: a swap is refused there too.
+// "none-wrapper" is None with limits in a program that never called Init,
+// where the limits wrapper alone starts the tool (noneCmd): it executed
+// the tool by its path again until it was given the descriptor too.
 func TestSwappedBinaryDoesNotRun(t *testing.T) {
 	echo, err := filepath.EvalSymlinks("/bin/echo")
 	must(t, err)
+	type variant struct {
+		name   string
+		m      Mechanism
+		noInit bool
+	}
+	var variants []variant
 	for _, m := range allMechanisms {
-		t.Run(string(m)+"/elf", func(t *testing.T) {
+		variants = append(variants, variant{string(m), m, false})
+	}
+	variants = append(variants, variant{"none-wrapper", None, true})
+	specFor := func(t *testing.T, v variant, toolDir string) *Spec {
+		if !v.noInit {
+			return pin(&Spec{Mechanism: v.m, ToolDir: toolDir})
+		}
+		initDone.Store(false)
+		t.Cleanup(func() { initDone.Store(true) })
+		return &Spec{Mechanism: None, ToolDir: toolDir, Limits: Limits{FileSize: mib}}
+	}
+	for _, v := range variants {
+		m := v.m
+		t.Run(v.name+"/elf", func(t *testing.T) {
 			requireAny(t, m)
 			tr := newTree(t)
 			tool := tr.Tool + "/tool"
@@ -75,7 +98,7 @@ func TestSwappedBinaryDoesNotRun(t *testing.T) {
 			must(t, err)
 			defer exe.Close()
 			swapIn(t, tool, "#!/bin/sh\necho swapped\n")
-			r, err := runExe(t, pin(&Spec{Mechanism: m, ToolDir: tr.Tool}), Command{Path: tool, Args: []string{"checked"}, Exe: exe})
+			r, err := runExe(t, specFor(t, v, tr.Tool), Command{Path: tool, Args: []string{"checked"}, Exe: exe})
 			switch {
 			case m == Bwrap && (err == nil || !strings.Contains(err.Error(), "replaced after its check")):
 				t.Fatalf("bwrap: ran %q (stderr %q), error %v; want a refusal", r.stdout, r.stderr, err)
@@ -83,9 +106,10 @@ func TestSwappedBinaryDoesNotRun(t *testing.T) {
 				t.Fatalf("ran %q (stderr %q, %v), want the checked binary", r.stdout, r.stderr, err)
 			}
 		})
-		t.Run(string(m)+"/script", func(t *testing.T) {
+		t.Run(v.name+"/script", func(t *testing.T) {
 			requireAny(t, m)
 			tr := newTree(t)
+			spec := specFor(t, v, tr.Tool)
 			tool := tr.Tool + "/tool"
 			must(t, os.WriteFile(tool, []byte("#!/bin/sh\necho checked \"$0\"\n"), 0o755))
 			exe, err := OpenExecutable(tool)
@@ -93,12 +117,12 @@ func TestSwappedBinaryDoesNotRun(t *testing.T) {
 			defer exe.Close()
 			// The twin first: unswapped, the script runs, and sees its own
 			// path as $0 (scripts find their files next to it).
-			r, err := runExe(t, pin(&Spec{Mechanism: m, ToolDir: tr.Tool}), Command{Path: tool, Exe: exe})
+			r, err := runExe(t, spec, Command{Path: tool, Exe: exe})
 			if err != nil || r.stdout != "checked "+tool+"\n" {
 				t.Fatalf("unswapped: %q (stderr %q, %v)", r.stdout, r.stderr, err)
 			}
 			swapIn(t, tool, "#!/bin/sh\necho swapped\n")
-			r, err = runExe(t, pin(&Spec{Mechanism: m, ToolDir: tr.Tool}), Command{Path: tool, Exe: exe})
+			r, err = runExe(t, spec, Command{Path: tool, Exe: exe})
 			switch {
 			case err == nil:
 				t.Fatalf("a swapped script ran: %q", r.stdout)
@@ -239,5 +263,19 @@ func TestExecFromDescriptorAsNobody(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The limits wrapper without Init reports a failed exec as the helper
+// does: ErrStartFailed, the errno, and the tool's path (not once per
+// layer).
+func TestLimitsWrapperReportsExecFailure(t *testing.T) {
+	initDone.Store(false)
+	defer initDone.Store(true)
+	tool := filepath.Join(t.TempDir(), "tool")
+	must(t, os.WriteFile(tool, []byte("\x00\x01 not a program"), 0o755))
+	_, err := runExe(t, &Spec{Limits: Limits{FileSize: mib}}, Command{Path: tool})
+	if !errors.Is(err, ErrStartFailed) || !errors.Is(err, syscall.ENOEXEC) || strings.Count(err.Error(), tool) != 1 {
+		t.Fatalf("got %v, want ErrStartFailed and ENOEXEC naming %s once", err, tool)
 	}
 }

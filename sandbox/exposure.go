@@ -361,7 +361,7 @@ func (e *Exposure) explainLandlock(s *Spec, lay *landlockLayout) {
 	if lay.tmpdir != "" {
 		e.Tmp = TmpExposure{Kind: "shared", Path: lay.tmpdir, Inside: lay.tmpdir}
 	}
-	for _, p := range s.guardedPaths() {
+	for _, p := range lay.gp {
 		pe := ProtectedExposure{Path: p.path, Hidden: p.hide, How: ProtectedOutOfReach}
 		for _, g := range lay.grants {
 			if within(p.path, g.Path) {

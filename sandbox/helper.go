@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -75,27 +74,15 @@ func runHelper() int {
 
 func readHelperSpec() (*helperSpec, *os.File, error) {
 	markCloexec()
-	f := os.NewFile(3, "helper-spec")
-	if f == nil {
-		return nil, nil, errors.New("no spec descriptor")
-	}
-	data, err := io.ReadAll(f)
-	f.Close()
+	var hs helperSpec
+	status, err := readSpecFD(&hs, func() int { return hs.StatusFD })
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading spec: %w", err)
-	}
-	hs, err := decodeHelperSpec(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	var status *os.File
-	if hs.StatusFD > 2 {
-		status = os.NewFile(uintptr(hs.StatusFD), "helper-status")
+		return nil, status, err
 	}
 	if hs.Path == "" || len(hs.Argv) == 0 || hs.Dir == "" && !hs.Plain {
 		return nil, status, errors.New("incomplete spec")
 	}
-	return hs, status, nil
+	return &hs, status, nil
 }
 
 func reportHelper(status *os.File, err error) {

@@ -20,8 +20,9 @@ import (
 // every helper start their initialisation (issue 13: in the toolbox binary
 // cobra and the CLI's tables; in toolbox-core the JSON Schema compiler,
 // gRPC and the MCP SDK, ~10 ms). Everything the helper uses is one of this
-// package's dependencies, initialised by then. Init keeps its own check
-// for a binary whose initialisation order differs.
+// package's dependencies, initialised by then. (A package's init always
+// runs before any main, whatever the order of the others: Init needs no
+// check of its own.)
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == helperArg {
 		unix.Exit(runHelper())
@@ -104,15 +105,15 @@ func withHelper(cmd *exec.Cmd) {
 	}
 }
 
-// decodeHelperSpec decodes the helper's spec, refusing a field it does not
-// know: a caller built from newer source than this helper may be asking
-// for a restriction this helper would silently leave out.
-func decodeHelperSpec(data []byte) (*helperSpec, error) {
+// decodeSpec decodes the spec of the helper or of the limits wrapper into
+// v, refusing a field it does not know: a caller built from newer source
+// than this binary (UseHelper's, which also runs the limits wrapper) may be
+// asking for a restriction or a limit it would silently leave out.
+func decodeSpec(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var hs helperSpec
-	if err := dec.Decode(&hs); err != nil {
-		return nil, fmt.Errorf("decoding spec (is the helper binary from the same build as toolbox?): %w", err)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decoding spec (is this binary from the same build as toolbox?): %w", err)
 	}
-	return &hs, nil
+	return nil
 }

@@ -1,7 +1,10 @@
 package sandbox
 
 import (
+	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,19 +98,58 @@ func TestUseHelperRefusesAnUntrustedFile(t *testing.T) {
 	}
 }
 
-// The helper refuses a spec with a field it does not know: a helper older
-// than its caller would otherwise drop a restriction it never heard of.
+// The helper and the limits wrapper refuse a spec with a field they do
+// not know: a helper older than its caller would otherwise drop a
+// restriction (or a limit) it never heard of.
 func TestHelperRefusesUnknownSpecFields(t *testing.T) {
 	known := `{"path":"/bin/true","argv":["true"],"dir":"/","grants":[{"path":"/usr","dir":true}]}`
-	if hs, err := decodeHelperSpec([]byte(known)); err != nil || hs.Path != "/bin/true" || len(hs.Grants) != 1 {
+	var hs helperSpec
+	if err := decodeSpec([]byte(known), &hs); err != nil || hs.Path != "/bin/true" || len(hs.Grants) != 1 {
 		t.Fatalf("a spec of known fields: %+v, %v", hs, err)
 	}
-	for _, spec := range []string{
-		`{"path":"/bin/true","argv":["true"],"dir":"/","a_future_restriction":{"deny":["/home"]}}`,
-		`{"path":"/bin/true","argv":["true"],"dir":"/","grants":[{"path":"/usr","dir":true,"deny":true}]}`,
+	var ls limitsSpec
+	if err := decodeSpec([]byte(`{"path":"/bin/true","argv":["true"],"env":[],"rlimits":[{"r":1,"c":1,"m":1}]}`), &ls); err != nil || len(ls.Rlimits) != 1 {
+		t.Fatalf("a limits spec of known fields: %+v, %v", ls, err)
+	}
+	for _, c := range []struct {
+		spec string
+		v    any
+	}{
+		{`{"path":"/bin/true","argv":["true"],"dir":"/","a_future_restriction":{"deny":["/home"]}}`, &helperSpec{}},
+		{`{"path":"/bin/true","argv":["true"],"dir":"/","grants":[{"path":"/usr","dir":true,"deny":true}]}`, &helperSpec{}},
+		{`{"path":"/bin/true","argv":["true"],"env":[],"a_future_limit":1}`, &limitsSpec{}},
 	} {
-		if _, err := decodeHelperSpec([]byte(spec)); err == nil || !strings.Contains(err.Error(), "unknown field") {
-			t.Errorf("spec %s: %v, want an unknown field refused", spec, err)
+		if err := decodeSpec([]byte(c.spec), c.v); err == nil || !strings.Contains(err.Error(), "unknown field") {
+			t.Errorf("spec %s: %v, want an unknown field refused", c.spec, err)
 		}
+	}
+}
+
+// The limits wrapper itself decodes strictly: started with a spec that
+// asks for a limit it does not know, it refuses to run the tool (the twin:
+// the same spec without it runs the tool).
+func TestLimitsWrapperRefusesUnknownSpecFields(t *testing.T) {
+	run := func(spec string) (int, string) {
+		t.Helper()
+		specR, err := feedPipe([]byte(spec))
+		must(t, err)
+		defer specR.Close()
+		var out bytes.Buffer
+		cmd := exec.Command("/proc/self/exe", limitsArg)
+		cmd.ExtraFiles = []*os.File{specR}
+		cmd.Stdout, cmd.Stderr, cmd.Env = &out, &out, []string{}
+		err = cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode(), out.String()
+	}
+	if code, out := run(`{"path":"/bin/echo","argv":["echo","ran"],"env":[]}`); code != 0 || out != "ran\n" {
+		t.Fatalf("a known spec: exit %d, %q", code, out)
+	}
+	code, out := run(`{"path":"/bin/echo","argv":["echo","ran"],"env":[],"a_future_limit":1}`)
+	if code != exitSetupFailed || !strings.Contains(out, "unknown field") {
+		t.Fatalf("a spec with an unknown limit: exit %d, %q; want %d and the field refused", code, out, exitSetupFailed)
 	}
 }

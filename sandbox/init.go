@@ -9,25 +9,17 @@ import (
 )
 
 // Init must be the first call of the toolbox binary's main (and of a test
-// binary's TestMain in packages that start landlock tools):
-//
-//   - when os.Args[1] is the hidden helper marker, the process is the
-//     landlock helper started by Cmd or Start: Init runs it and exits with
-//     the tool's exit code, never returning;
-//   - otherwise it marks every descriptor above 2 close-on-exec, so that
-//     descriptors toolbox inherited from its own parent never leak into a
-//     child (Go opens its own descriptors close-on-exec already).
+// binary's TestMain in packages that start landlock tools). It marks
+// every descriptor above 2 close-on-exec, so that descriptors toolbox
+// inherited from its own parent never leak into a child (Go opens its own
+// descriptors close-on-exec already), and records that the binary can be
+// re-executed as the sandbox helper. (The helper and the limits
+// wrapper themselves run from this package's initialisation, before any
+// main: see helperexe.go and limitexec.go.)
 //
 // In a process that did not call Init, landlock refuses to start tools
-// (ErrStartFailed) and Detect reports it unusable, saying why. (The
-// wrapper that gives a tool its limits under none runs from this
-// package's initialisation and needs no Init: see limitexec.go.)
+// (ErrStartFailed) and Detect reports it unusable, saying why.
 func Init() {
-	if len(os.Args) > 1 && os.Args[1] == helperArg {
-		// Nothing to flush: exit at once, without os.Exit's hooks (a race
-		// build would sleep a second there).
-		unix.Exit(runHelper())
-	}
 	markCloexec()
 	initDone.Store(true)
 }

@@ -155,6 +155,7 @@ type landlockLayout struct {
 	exe, dir string
 	tmpdir   string
 	grants   []helperGrant
+	gp       []guarded // the guarded paths checked against the grants
 }
 
 // landlockPlan lays out the Landlock rules of c under s (landlockCmd and
@@ -167,12 +168,13 @@ func landlockPlan(s *Spec, c Command) (*landlockLayout, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := guardRefusal(Landlock, gs, s.guardedPaths()); err != nil {
+	gp := s.guardedPaths()
+	if err := guardRefusal(Landlock, gs, gp); err != nil {
 		closeGrants(gs)
 		return nil, err
 	}
 	sys := systemEntries(true)
-	lay := &landlockLayout{gs: gs}
+	lay := &landlockLayout{gs: gs, gp: gp}
 	if lay.exe, _, lay.dir, _, err = s.toolPaths(c, gs, sys); err != nil {
 		closeGrants(gs)
 		return nil, err

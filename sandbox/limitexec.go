@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -82,9 +81,8 @@ func runLimitsExec() int {
 	}
 	var errno syscall.Errno
 	errors.As(err, &errno)
-	msg := fmt.Sprintf("%d %s\n", int(errno), strings.ReplaceAll(err.Error(), "\n", " "))
 	if status != nil {
-		_, _ = status.WriteString(msg)
+		_, _ = status.WriteString(statusLine(err) + "\n") // as the helper reports
 		status.Close()
 	} else {
 		fmt.Fprintf(os.Stderr, "toolbox: starting the tool: %s\n", err)
@@ -116,8 +114,9 @@ func (ls *limitsSpec) setUp() error {
 	return dropSysResource()
 }
 
-// readSpecFD decodes the JSON spec on fd 3 into v, then opens the status
-// descriptor statusFD reports (nil when it reports none).
+// readSpecFD decodes the JSON spec on fd 3 into v (strictly: decodeSpec),
+// then opens the status descriptor statusFD reports (nil when it reports
+// none). The helper and the limits wrapper both read their spec with it.
 func readSpecFD(v any, statusFD func() int) (*os.File, error) {
 	f := os.NewFile(3, "spec")
 	if f == nil {
@@ -128,8 +127,8 @@ func readSpecFD(v any, statusFD func() int) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading spec: %w", err)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return nil, fmt.Errorf("decoding spec: %w", err)
+	if err := decodeSpec(data, v); err != nil {
+		return nil, err
 	}
 	if fd := statusFD(); fd > 2 {
 		return os.NewFile(uintptr(fd), "status"), nil
@@ -141,17 +140,11 @@ func readSpecFD(v any, statusFD func() int) (*os.File, error) {
 // (and the call's cgroup, when cg is not nil). When status is true the
 // wrapper reports a failed exec on an extra pipe, returned as statusR.
 func noneCmd(c Command, rs []rlimit, cg *callCgroup, status bool) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
-	path := c.Path
-	if !strings.Contains(path, "/") {
-		if path, err = exec.LookPath(path); err != nil {
-			return nil, nil, nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
-		}
+	path, err := unconfinedPath(c)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	check := path
-	if !filepath.IsAbs(check) && c.Dir != "" {
-		check = filepath.Join(c.Dir, check) // as exec: relative to Dir
-	}
-	if err := checkExecutable(check); err != nil {
+	if err := checkExecutable(path); err != nil {
 		return nil, nil, nil, err
 	}
 	ls := limitsSpec{Path: path, Argv: append([]string{c.Path}, c.Args...), Env: c.Env, Rlimits: rs}
@@ -169,6 +162,19 @@ func noneCmd(c Command, rs []rlimit, cg *callCgroup, status bool) (cmd *exec.Cmd
 		}
 	}()
 	extra := []*os.File{nil}
+	// What runs is what c.Exe checked: its descriptor for a binary, a
+	// script's path once nobody untrusted could have swapped it.
+	run, dup, err := noneExecPath(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if dup != nil {
+		closers = append(closers, dup)
+		extra = append(extra, dup)
+		ls.ExeFD = 2 + len(extra)
+	} else if run != c.Path {
+		ls.Path = run
+	}
 	if cg != nil {
 		procs, err := cg.procsFile()
 		if err != nil {
@@ -209,21 +215,21 @@ func noneCmd(c Command, rs []rlimit, cg *callCgroup, status bool) (cmd *exec.Cmd
 }
 
 // readLimitsStatus waits until the wrapper has exec'd the tool (EOF) or
-// reported why it could not; the error then wraps ErrStartFailed and the
-// errno (fs.ErrNotExist for a missing executable).
+// reported why it could not, in the helper's words (statusLine); the error
+// then wraps ErrStartFailed, and for a failed exec the errno
+// (fs.ErrNotExist for a missing executable).
 func readLimitsStatus(r *os.File) error {
 	defer r.Close()
 	line, err := bufio.NewReader(r).ReadString('\n')
 	if line == "" && err == io.EOF {
 		return nil
 	}
-	num, msg, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
-	n, _ := strconv.Atoi(num)
-	if n > 0 {
-		return fmt.Errorf("%w: %s: %w", ErrStartFailed, msg, syscall.Errno(n))
-	}
-	if line == "" {
+	line = strings.TrimSuffix(line, "\n")
+	switch {
+	case statusError(line) != nil:
+		return statusError(line)
+	case line == "":
 		return fmt.Errorf("%w: reading the limits wrapper's status: %w", ErrStartFailed, err)
 	}
-	return fmt.Errorf("%w: %s", ErrStartFailed, msg)
+	return fmt.Errorf("%w: limits wrapper: %s", ErrStartFailed, line)
 }

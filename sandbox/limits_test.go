@@ -342,6 +342,13 @@ func TestLimitsUnderNoneKeepStartErrors(t *testing.T) {
 	if out.code != 0 || out.stdout != "here\n" {
 		t.Fatalf("./tool in Dir: exit %d, stdout %q, stderr %q", out.code, out.stdout, out.stderr)
 	}
+	// So it is for the limits wrapper alone (a program without Init).
+	initDone.Store(false)
+	defer initDone.Store(true)
+	out = runToolIn(t, &Spec{Limits: Limits{FileSize: mib}}, dir, "./tool")
+	if out.code != 0 || out.stdout != "here\n" {
+		t.Fatalf("./tool in Dir without Init: exit %d, stdout %q, stderr %q", out.code, out.stdout, out.stderr)
+	}
 }
 
 // runToolIn runs path with args in dir under spec.

@@ -88,7 +88,7 @@ const waitDelay = 500 * time.Millisecond
 type prepared struct {
 	cmd     *exec.Cmd
 	mech    Mechanism
-	spec    *Spec      // for PrepareForkThread
+	spec    *Spec      // for PrepareForkThread, and who bwrap runs as (RunAs)
 	closers []*os.File // the child's ends of pipes and bind descriptors
 	infoR   *os.File   // bwrap --info-fd, read end (Start, or limits)
 	statusR *os.File   // sandbox helper status, read end (Start only)
@@ -96,7 +96,6 @@ type prepared struct {
 	outs    []*outPipe // output pipes toolbox reads (Start only)
 	reaper  bool       // the child is the sandbox helper (landlock, None)
 	limits  *limitPlan
-	runAs   *Identity // who bwrap runs as (nil: toolbox's user)
 }
 
 func (p *prepared) closeChildEnds() { closeAll(p.closers) }
@@ -145,7 +144,7 @@ func Cmd(spec *Spec, c Command) (*exec.Cmd, func(), error) {
 		// The sandbox waits for its limits before it starts the tool.
 		infoR, blockW := p.infoR, lp.blockW
 		p.infoR, lp.blockW = nil, nil
-		go func() { _, _ = releaseBwrap(infoR, blockW, 0, p.runAs, lp.rlimits) }()
+		go func() { _, _ = releaseBwrap(infoR, blockW, 0, p.spec.RunAs, lp.rlimits) }()
 	}
 	var once sync.Once
 	return p.cmd, func() {
@@ -187,7 +186,7 @@ func prepareWith(spec *Spec, c Command, forStart bool, plan planner) (*prepared,
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{mech: m, spec: s, limits: lp, runAs: s.RunAs}
+	p := &prepared{mech: m, spec: s, limits: lp}
 	fail := func(err error) (*prepared, error) {
 		p.closeAll()
 		if lp.cg != nil {
@@ -333,7 +332,7 @@ func startWith(spec *Spec, c Command, plan planner) (*Process, error) {
 		}
 	}
 	if pr.limits.blockW != nil {
-		pid, err := releaseBwrap(pr.infoR, pr.limits.blockW, p.Pid(), pr.runAs, pr.limits.rlimits)
+		pid, err := releaseBwrap(pr.infoR, pr.limits.blockW, p.Pid(), pr.spec.RunAs, pr.limits.rlimits)
 		p.innerPid = pid
 		close(p.info)
 		if err != nil {

@@ -30,14 +30,9 @@ import (
 // before the reaper: its group is killed when it ends, but a descendant
 // that left the group survives, also toolbox's death.
 func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool, lp *limitPlan) (cmd *exec.Cmd, statusR *os.File, closers []*os.File, err error) {
-	path := c.Path
-	switch {
-	case !strings.Contains(path, "/"):
-		if path, err = exec.LookPath(path); err != nil {
-			return nil, nil, nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
-		}
-	case !filepath.IsAbs(path) && c.Dir != "":
-		path = filepath.Join(c.Dir, path) // relative to Dir, as os/exec has it
+	path, err := unconfinedPath(c)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	if !initDone.Load() {
 		run, dup, err := noneExecPath(c)
@@ -63,9 +58,6 @@ func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool, lp *li
 	if err := checkExecutable(path); err != nil {
 		return nil, nil, nil, err
 	}
-	if path, err = filepath.Abs(path); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrStartFailed, err)
-	}
 	hs := helperSpec{
 		Plain:     true,
 		Path:      path,
@@ -84,6 +76,28 @@ func reaperCmd(s *Spec, c Command, cred *syscall.Credential, status bool, lp *li
 	cmd.Dir = c.Dir // the tool inherits the helper's working directory
 	cmd.SysProcAttr = helperSysProcAttr()
 	return cmd, statusR, closers, nil
+}
+
+// unconfinedPath is the file an unconfined c runs, as os/exec finds it
+// (a bare name looked up on PATH, a relative path taken relative to
+// c.Dir), made absolute: the child starts in c.Dir.
+func unconfinedPath(c Command) (string, error) {
+	path := c.Path
+	switch {
+	case !strings.Contains(path, "/"):
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrStartFailed, err)
+		}
+		path = p
+	case !filepath.IsAbs(path) && c.Dir != "":
+		path = filepath.Join(c.Dir, path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrStartFailed, err)
+	}
+	return abs, nil
 }
 
 // helperCmd builds the invocation of the helper for hs: the current

@@ -53,14 +53,12 @@ func SharedTmpDir(lockPath string) (string, error) {
 	if err := ensureDir(base, filepath.Base(parent), sharedTmpParentMode); err != nil {
 		return "", err
 	}
+	// ensureDir has checked both levels; Start opens and checks the
+	// directory again from the descriptor it gives the tool
+	// (openSharedTmp), so nothing more is needed here.
 	if err := ensureDir(parent, filepath.Base(dir), sharedTmpMode); err != nil {
 		return "", err
 	}
-	f, err := openSharedTmp(dir)
-	if err != nil {
-		return "", err
-	}
-	f.Close()
 	return dir, nil
 }
 
