@@ -136,6 +136,11 @@ func TestTerminalSafeWrapsTerminalsOnly(t *testing.T) {
 	if s := TerminalSafe(IOStreams{Out: &buf, Err: &buf}); s.Out != io.Writer(&buf) {
 		t.Error("a buffer is filtered")
 	}
+	// Wrapped, a terminal is still one (lock's progress lines asked
+	// IsTerminal of the wrapper, and never printed); a pipe is not.
+	if !IsTerminal(s.Out) || IsTerminal(s.Err) {
+		t.Errorf("IsTerminal: wrapped terminal %v, pipe %v", IsTerminal(s.Out), IsTerminal(s.Err))
+	}
 }
 
 // runOn runs the command line of cmd with io as the program's streams,
