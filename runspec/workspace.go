@@ -245,12 +245,13 @@ func UsesWorkspace(l *manifest.Lock) bool {
 	return l.Process != nil && fsNames(l.Process.Sandbox)
 }
 
-// trustWorkspace is the call's workspace, "" without a trust.
-func trustWorkspace(t *Trust) string {
+// callWorkspace is the call's workspace and why it has none: ("", nil)
+// without a trust (ResolvePath then says ErrNoWorkspace).
+func (t *Trust) callWorkspace() (string, error) {
 	if t == nil {
-		return ""
+		return "", nil
 	}
-	return t.Workspace
+	return t.Workspace, t.WorkspaceErr
 }
 
 // declaredPaths makes a tool's declared sandbox paths host paths: those
@@ -281,11 +282,7 @@ func declaredPaths(spec *sandbox.Spec, toolDir string, paths []string, field str
 // which the sandbox opens with RESOLVE_NO_SYMLINKS: a link planted later
 // is refused there; one present now is refused here, naming it.
 func workspaceGrant(spec *sandbox.Spec, base, p, field string, trust *Trust) (string, error) {
-	var ws string
-	var wsErr error
-	if trust != nil {
-		ws, wsErr = trust.Workspace, trust.WorkspaceErr
-	}
+	ws, wsErr := trust.callWorkspace()
 	r, named, err := ResolvePath(base, p, ws, wsErr)
 	if err != nil || !named {
 		return r, err
@@ -308,11 +305,7 @@ func workspaceGrant(spec *sandbox.Spec, base, p, field string, trust *Trust) (st
 // workspace under the call's workspace, else relative to the lock's
 // directory.
 func rundirPath(lockDir, rundir string, trust *Trust) (string, error) {
-	var ws string
-	var wsErr error
-	if trust != nil {
-		ws, wsErr = trust.Workspace, trust.WorkspaceErr
-	}
+	ws, wsErr := trust.callWorkspace()
 	r, _, err := ResolvePath(lockDir, rundir, ws, wsErr)
 	if err != nil {
 		return "", fmt.Errorf("runtime.rundir: %w", err)
