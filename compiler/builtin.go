@@ -170,11 +170,11 @@ func (l *loader) sandboxBlock(b *hcl.Block, block string) *protocol.Sandbox {
 				continue
 			}
 			for _, p := range list {
-				if named, err := declaredWorkspace(p); named || err != nil {
-					if err != nil {
-						l.add(at(a.Expr.Range(), block, fmt.Sprintf("sandbox.fs.%s: %v", f.name, err), "write "+protocol.WorkspaceToken+" or "+protocol.WorkspaceToken+"/RELATIVE/PATH"))
-						ok = false
-					}
+				if _, named, err := protocol.WorkspacePath(p); err != nil {
+					l.add(at(a.Expr.Range(), block, fmt.Sprintf("sandbox.fs.%s: %v", f.name, err), "write "+protocol.WorkspaceToken+" or "+protocol.WorkspaceToken+"/RELATIVE/PATH"))
+					ok = false
+					continue
+				} else if named {
 					continue // the workspace is chosen at each call
 				}
 				if _, err := os.Stat(l.resolve(p)); err != nil {

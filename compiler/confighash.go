@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -35,8 +34,12 @@ import (
 
 // ConfigDigest returns the digest of the configuration in src (the toolbox
 // file's bytes; filename names it in errors). Errors: src does not parse,
-// or a value is not a literal; the first diagnostic is returned, located.
+// nests too deep for the parser (checkShape, as Load), or a value is not
+// a literal; the first diagnostic is returned, located.
 func ConfigDigest(src []byte, filename string) (string, error) {
+	if ds := checkShape(src, filename); ds != nil {
+		return "", ds[0]
+	}
 	f, hd := hclparse.NewParser().ParseHCL(src, filename)
 	if hd.HasErrors() {
 		return "", fromHCL(hd, "")[0]
@@ -62,11 +65,12 @@ func digestOf(f *hcl.File) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// ConfigDigestFile is ConfigDigest of the file at path.
+// ConfigDigestFile is ConfigDigest of the file at path, read as Load reads
+// it (ReadToolboxFile: a regular file of at most MaxToolboxFileBytes).
 func ConfigDigestFile(path string) (string, error) {
-	src, err := os.ReadFile(path)
+	src, err := ReadToolboxFile(path)
 	if err != nil {
-		return "", fmt.Errorf("reading the toolbox file: %w", err)
+		return "", err
 	}
 	return ConfigDigest(src, path)
 }

@@ -68,6 +68,11 @@ func TestDeepNestingRefused(t *testing.T) {
 			if _, err := Format([]byte(src), path); err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("Format = %v, want %q", err, want)
 			}
+			// A run whose toolbox file's bytes changed digests it
+			// (launcher.ConfigDigest): the same refusal, not a crash.
+			if _, err := ConfigDigestFile(path); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("ConfigDigestFile = %v, want %q", err, want)
+			}
 		})
 	}
 	for name, shape := range deepShapes {
@@ -138,14 +143,19 @@ func TestToolboxFileNotRegularOrTooBig(t *testing.T) {
 		big:         fmt.Sprintf("is %d bytes, more than the %d bytes toolbox reads", MaxToolboxFileBytes+1, MaxToolboxFileBytes),
 	} {
 		done := make(chan error, 1)
-		go func() { _, err := Load(path); done <- err }()
-		select {
-		case err := <-done:
-			if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), path+": ") {
-				t.Errorf("Load(%q) = %v, want %q", path, err, want)
+		for fn, read := range map[string]func(string) error{
+			"Load":             func(p string) error { _, err := Load(p); return err },
+			"ConfigDigestFile": func(p string) error { _, err := ConfigDigestFile(p); return err },
+		} {
+			go func() { done <- read(path) }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), path+": ") {
+					t.Errorf("%s(%q) = %v, want %q", fn, path, err, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s(%q) still reading after 10 s", fn, path)
 			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("Load(%q) still reading after 10 s", path)
 		}
 	}
 	atLimit := filepath.Join(dir, "limit.hcl")
@@ -154,5 +164,8 @@ func TestToolboxFileNotRegularOrTooBig(t *testing.T) {
 	}
 	if _, err := ReadToolboxFile(atLimit); err != nil {
 		t.Errorf("a file of exactly %d bytes: %v", MaxToolboxFileBytes, err)
+	}
+	if _, err := ConfigDigestFile(atLimit); err != nil {
+		t.Errorf("digest of a file of exactly %d bytes: %v", MaxToolboxFileBytes, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/mcpbackend"
 )
 
 // An mcp_server block is read into its declaration: the executable found
@@ -99,6 +100,41 @@ func TestMarkDrift(t *testing.T) {
 		}
 		if got := res.Capabilities[0].Active; got != c.active {
 			t.Errorf("%s: active %q, want %q", c.def, got, c.active)
+		}
+	}
+}
+
+// Two tools of a server that end up with one lock name (a rename onto
+// another selected tool's name, or a name listed twice) are refused, not
+// pinned one over the other; the positive twin: distinct names lock both.
+func TestSelectMCPToolsNameClash(t *testing.T) {
+	def := func(name string) mcpbackend.Definition {
+		raw := json.RawMessage(`{"name":"` + name + `","inputSchema":{"type":"object"}}`)
+		sum, err := manifest.DefinitionSHA256(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mcpbackend.Definition{Name: name, JSON: raw, SHA256: sum}
+	}
+	defs := []mcpbackend.Definition{def("a"), def("b")}
+	for _, c := range []struct {
+		name   string
+		rename map[string]string
+		defs   []mcpbackend.Definition
+		want   string // "" = locked
+	}{
+		{"renamed onto another", map[string]string{"a": "b"}, defs, `tools "a" and "b" of the server would both be tool "b"`},
+		{"two renamed alike", map[string]string{"a": "x", "b": "x"}, defs, `tools "a" and "b" of the server would both be tool "x"`},
+		{"listed twice", nil, append(slices.Clone(defs), def("a")), `the server lists tool "a" twice`},
+		{"distinct", map[string]string{"a": "b", "b": "a"}, defs, ""},
+	} {
+		d := &MCPServerDecl{Name: "s", Block: `mcp_server "s"`, Rename: c.rename}
+		tools, err := (&prober{}).selectMCPTools(d, &manifest.MCPServer{}, c.defs)
+		switch {
+		case c.want == "" && (err != nil || len(tools) != 2):
+			t.Errorf("%s: %v, %v", c.name, tools, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, %v; want %q", c.name, tools, err, c.want)
 		}
 	}
 }

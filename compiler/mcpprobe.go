@@ -299,10 +299,22 @@ func (p *prober) selectMCPTools(d *MCPServerDecl, srv *manifest.MCPServer, defs 
 		}
 	}
 	tools := map[string]*manifest.Tool{}
+	owner := map[string]string{} // lock name → the server's name of its tool
 	var errs Diagnostics
 	for _, n := range selected {
 		def := listed[n]
 		name := d.lockName(n)
+		switch prev, dup := owner[name]; {
+		case dup && prev == n:
+			errs = append(errs, fail(fmt.Sprintf("the server lists tool %q twice", n), "leave it out with tools = [...], or fix the server"))
+			continue
+		case dup:
+			// A rename onto another tool's name: one pin would silently
+			// replace the other.
+			errs = append(errs, fail(fmt.Sprintf("tools %q and %q of the server would both be tool %q", prev, n, name), fmt.Sprintf("give each its own name: rename = { %q = \"%s_%s\" }", n, d.Name, n)))
+			continue
+		}
+		owner[name] = n
 		if !mcpnames.ValidName(name) {
 			errs = append(errs, fail(fmt.Sprintf("tool %q of the server is not a valid tool name", n), fmt.Sprintf("rename it: rename = { %q = \"%s\" }", n, catalog.StrictName(name))))
 			continue

@@ -76,11 +76,3 @@ func (p *prober) makeWorkspaceFS(fs *protocol.FS) {
 		}
 	}
 }
-
-// declaredWorkspace says whether a path of the toolbox file's builtin
-// "process" names the workspace, and why such a use is wrong (the token
-// not first, or a ".." below it).
-func declaredWorkspace(p string) (bool, error) {
-	_, named, err := protocol.WorkspacePath(p)
-	return named || err != nil, err
-}

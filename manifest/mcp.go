@@ -374,7 +374,10 @@ func (v *validator) mcpPaths(at string, s *MCPServer) {
 		declared = append(slices.Clone(s.Sandbox.FS.Read), s.Sandbox.FS.Write...)
 	}
 	for _, p := range declared {
-		if _, ws, err := protocol.WorkspacePath(p); err != nil || ws {
+		if _, ws, err := protocol.WorkspacePath(p); err != nil {
+			v.addf("%s: %v", at, err) // as a tool's (workspaceUses)
+			continue
+		} else if ws {
 			continue // resolved at each call
 		}
 		if r, ok := s.Paths[p]; !ok || r == "" || strings.ContainsRune(r, 0) {

@@ -116,6 +116,9 @@ func TestValidateMCP(t *testing.T) {
 		}, `bwrap is missing: a tool, an mcp server or the builtin "process"`},
 		{"a declared path without its resolution", func(l *Lock) { l.MCPServers["fake"].Paths = nil }, `mcp server "fake": paths lacks the lock-time resolution of declared path "data"`},
 		{"a resolution of nothing declared", func(l *Lock) { l.MCPServers["fake"].Paths["/etc"] = "/etc" }, `mcp server "fake": paths holds "/etc", which its sandbox does not declare`},
+		{"a path above the workspace", func(l *Lock) {
+			l.MCPServers["fake"].Sandbox.FS.Write = []string{"{workspace}/../x"}
+		}, `mcp server "fake": invalid use of {workspace}: path "{workspace}/../x" has a ".." element`},
 		{"no command", func(l *Lock) { l.MCPServers["fake"].Command = nil }, `mcp server "fake": command is missing`},
 		{"bad entry hash", func(l *Lock) { l.MCPServers["fake"].Entry.SHA256 = "x" }, `mcp server "fake": entry.sha256 is "x"`},
 		{"a url and a command", func(l *Lock) { l.MCPServers["fake"].URL = "https://example.com/mcp" }, `mcp server "fake": a server reached by url has no command`},

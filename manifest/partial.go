@@ -104,15 +104,18 @@ func selectCall(data []byte, match func(string) bool, extra []string) (part []by
 	}
 	// A tool of an MCP server comes with the server's other tools: a call
 	// verifies the server's whole listing against them (their pins).
+	// Each entry's server is decoded once: the second pass reuses it.
+	serverOf := make([]string, len(sections["tools"]))
 	servers := map[string]bool{}
-	for _, m := range sections["tools"] {
-		if s := mcpServerOf(m.raw); s != "" && keepTool[m.key] {
-			servers[s] = true
+	for i, m := range sections["tools"] {
+		serverOf[i] = mcpServerOf(m.raw)
+		if serverOf[i] != "" && keepTool[m.key] {
+			servers[serverOf[i]] = true
 		}
 	}
 	if len(servers) > 0 {
-		for _, m := range sections["tools"] {
-			if s := mcpServerOf(m.raw); s != "" && servers[s] {
+		for i, m := range sections["tools"] {
+			if servers[serverOf[i]] {
 				keepTool[m.key] = true
 			}
 		}

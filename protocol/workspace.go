@@ -56,19 +56,3 @@ func WorkspacePath(p string) (rel string, ok bool, err error) {
 	}
 	return path.Join(parts...), true, nil
 }
-
-// ExpandWorkspace returns the declared path p with the workspace token
-// replaced by ws (the call's workspace: absolute, symlinks resolved); ok is
-// false, and p returned unchanged, when p does not name the workspace. It
-// fails like WorkspacePath, and when p names the workspace but ws is "" or
-// not absolute (no workspace could be chosen for the call).
-func ExpandWorkspace(p, ws string) (expanded string, ok bool, err error) {
-	rel, ok, err := WorkspacePath(p)
-	if err != nil || !ok {
-		return p, false, err
-	}
-	if ws == "" || !path.IsAbs(ws) {
-		return "", true, fmt.Errorf("path %q names the workspace, but the call has none", p)
-	}
-	return path.Join(ws, rel), true, nil
-}

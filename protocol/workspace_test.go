@@ -41,24 +41,3 @@ func TestWorkspacePath(t *testing.T) {
 		}
 	}
 }
-
-func TestExpandWorkspace(t *testing.T) {
-	for _, c := range []struct{ in, ws, want string }{
-		{"{workspace}", "/home/u/proj", "/home/u/proj"},
-		{"{workspace}/sub/dir", "/home/u/proj", "/home/u/proj/sub/dir"},
-		{"../x", "/home/u/proj", "../x"},
-	} {
-		got, _, err := ExpandWorkspace(c.in, c.ws)
-		if err != nil || got != c.want {
-			t.Errorf("ExpandWorkspace(%q, %q) = %q, %v; want %q", c.in, c.ws, got, err, c.want)
-		}
-	}
-	for _, ws := range []string{"", "rel/dir"} {
-		if _, ok, err := ExpandWorkspace("{workspace}", ws); err == nil || !ok {
-			t.Errorf("ExpandWorkspace with workspace %q = %v, %v; want an error", ws, ok, err)
-		}
-	}
-	if _, _, err := ExpandWorkspace("{workspace}/..", "/p"); !errors.Is(err, ErrWorkspacePath) {
-		t.Errorf("ExpandWorkspace of a path above the workspace: %v", err)
-	}
-}

@@ -123,9 +123,10 @@ func MCPServerSpec(lockDir string, l *manifest.Lock, name string, trust *Trust) 
 			realLockDir = r
 		}
 		add := func(dst *[]string, p, field string) error {
-			if _, named, _ := protocol.WorkspacePath(p); named {
+			if _, named, err := protocol.WorkspacePath(p); named || err != nil {
 				// Resolved under the call's workspace, never through a
-				// symlink below it (as a tool's, workspaceGrant).
+				// symlink below it (as a tool's, workspaceGrant), and a
+				// misused token refused there (ResolvePath).
 				r, err := workspaceGrant(spec, lockDir, p, field, trust)
 				if err != nil {
 					return fmt.Errorf("mcp server %q: %w", name, err)

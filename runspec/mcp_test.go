@@ -1,6 +1,7 @@
 package runspec
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -70,5 +71,12 @@ func TestMCPServerSpec(t *testing.T) {
 	l.MCPServers["fs"].Mechanism = "none"
 	if _, err := MCPServerSpec(dir, l, "fs", tr); err == nil || !strings.Contains(err.Error(), "never run unconfined") {
 		t.Errorf("mechanism none with a sandbox: %v", err)
+	}
+	// A misused workspace token is refused, not granted as a literal path
+	// below the lock's directory ("{workspace}/.." would be the directory).
+	l.MCPServers["fs"].Mechanism = "bwrap"
+	l.MCPServers["fs"].Sandbox.FS.Write = []string{"{workspace}/../data"}
+	if spec, err := MCPServerSpec(dir, l, "fs", tr); !errors.Is(err, protocol.ErrWorkspacePath) {
+		t.Errorf("a path above the workspace: %v, %v", spec, err)
 	}
 }

@@ -100,6 +100,7 @@ func prepare(lockDir string, t *manifest.Tool, envAllowlist []string, p Params) 
 			return nil, sandbox.Command{}, err
 		}
 	}
+	workspace, _ := p.Trust.callWorkspace()
 	src := envSource{
 		caller:    p.CallerEnv,
 		allowlist: envAllowlist,
@@ -109,7 +110,7 @@ func prepare(lockDir string, t *manifest.Tool, envAllowlist []string, p Params) 
 		argEnv:    p.ArgEnv,
 		session:   p.Session,
 		agentIDs:  p.Verb == VerbRun,
-		workspace: trustWorkspace(p.Trust),
+		workspace: workspace,
 	}
 	if rundir != "" {
 		src.home = rundir

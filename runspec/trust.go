@@ -19,8 +19,9 @@ type Trust struct {
 	// LockPath is the lock's absolute path: it names the toolbox's shared
 	// tmp (sandbox.SharedTmpDir).
 	LockPath string
-	// Protected are the host paths a later run trusts (see
-	// sandbox.Spec.Protected).
+	// Protected are the host files a later run trusts (see
+	// sandbox.Spec.Protected): directories to keep from tools go in
+	// Hidden, which ResolveWorkspace also keeps workspaces out of.
 	Protected []string
 	// Hidden are the host directories no tool may reach (the state dir in
 	// use, the envdir root).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -112,7 +113,7 @@ func (t *Trust) WithWorkspace(w Workspace) *Trust {
 // made absolute, every symlink followed once, and then refused
 // (*WorkspaceError) when it is not an existing directory, or is "/" or
 // the host's /tmp, or is or lies inside a system directory (/usr, /etc,
-// /proc…), the state dir, a protected directory (the envdir root) or the
+// /proc…), a hidden directory (the state dir, the envdir root) or the
 // toolbox's shared tmp. A workspace that came from the current directory
 // is also refused when it is the caller's home directory or above it
 // ($HOME): an MCP client started in one would otherwise hand the agent
@@ -146,13 +147,9 @@ func (t *Trust) ResolveWorkspace(w Workspace) (string, error) {
 			return fail(fmt.Sprintf("lies in the system directory %s", d), fixWorkspace)
 		}
 	}
-	var guarded []string
-	guarded = append(guarded, t.Hidden...)
-	for _, p := range t.Protected {
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			guarded = append(guarded, p)
-		}
-	}
+	// Protected holds files only (binaries, the lock, the toolbox file),
+	// which no directory lies in: the directories to keep out are Hidden.
+	guarded := slices.Clip(t.Hidden)
 	if t.LockPath != "" {
 		if tmp, err := sandbox.SharedTmpPath(t.LockPath); err == nil {
 			guarded = append(guarded, tmp)
@@ -229,36 +226,32 @@ func UsesWorkspace(l *manifest.Lock) bool {
 		}
 		return false
 	}
+	fsNames := func(sb *protocol.Sandbox) bool {
+		return sb != nil && sb.FS != nil && (names(sb.FS.Read...) || names(sb.FS.Write...))
+	}
 	for _, t := range l.Tools {
 		if t == nil {
 			continue
 		}
-		if names(t.Runtime.Rundir) {
+		if names(t.Runtime.Rundir) || (t.Describe != nil && t.Describe.Runtime != nil && fsNames(t.Describe.Runtime.Sandbox)) {
 			return true
-		}
-		if t.Describe != nil && t.Describe.Runtime != nil {
-			if sb := t.Describe.Runtime.Sandbox; sb != nil && sb.FS != nil && names(append(append([]string(nil), sb.FS.Read...), sb.FS.Write...)...) {
-				return true
-			}
 		}
 	}
 	for _, srv := range l.MCPServers {
-		if srv != nil && srv.Sandbox != nil && srv.Sandbox.FS != nil && names(append(append([]string(nil), srv.Sandbox.FS.Read...), srv.Sandbox.FS.Write...)...) {
+		if srv != nil && fsNames(srv.Sandbox) {
 			return true
 		}
 	}
-	if p := l.Process; p != nil && p.Sandbox != nil && p.Sandbox.FS != nil {
-		return names(append(append([]string(nil), p.Sandbox.FS.Read...), p.Sandbox.FS.Write...)...)
-	}
-	return false
+	return l.Process != nil && fsNames(l.Process.Sandbox)
 }
 
-// trustWorkspace is the call's workspace, "" without a trust.
-func trustWorkspace(t *Trust) string {
+// callWorkspace is the call's workspace and why it has none: ("", nil)
+// without a trust (ResolvePath then says ErrNoWorkspace).
+func (t *Trust) callWorkspace() (string, error) {
 	if t == nil {
-		return ""
+		return "", nil
 	}
-	return t.Workspace
+	return t.Workspace, t.WorkspaceErr
 }
 
 // declaredPaths makes a tool's declared sandbox paths host paths: those
@@ -289,11 +282,7 @@ func declaredPaths(spec *sandbox.Spec, toolDir string, paths []string, field str
 // which the sandbox opens with RESOLVE_NO_SYMLINKS: a link planted later
 // is refused there; one present now is refused here, naming it.
 func workspaceGrant(spec *sandbox.Spec, base, p, field string, trust *Trust) (string, error) {
-	var ws string
-	var wsErr error
-	if trust != nil {
-		ws, wsErr = trust.Workspace, trust.WorkspaceErr
-	}
+	ws, wsErr := trust.callWorkspace()
 	r, named, err := ResolvePath(base, p, ws, wsErr)
 	if err != nil || !named {
 		return r, err
@@ -316,11 +305,7 @@ func workspaceGrant(spec *sandbox.Spec, base, p, field string, trust *Trust) (st
 // workspace under the call's workspace, else relative to the lock's
 // directory.
 func rundirPath(lockDir, rundir string, trust *Trust) (string, error) {
-	var ws string
-	var wsErr error
-	if trust != nil {
-		ws, wsErr = trust.Workspace, trust.WorkspaceErr
-	}
+	ws, wsErr := trust.callWorkspace()
 	r, _, err := ResolvePath(lockDir, rundir, ws, wsErr)
 	if err != nil {
 		return "", fmt.Errorf("runtime.rundir: %w", err)

@@ -144,8 +144,8 @@ func TestResolveWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := testTrust(t, lockDir)
-	tr.Hidden = []string{state}
-	tr.Protected = append(tr.Protected, envRoot, file)
+	tr.Hidden = []string{state, envRoot} // as NewTrust puts them
+	tr.Protected = append(tr.Protected, file)
 	home := filepath.Join(realDir(t), "u")
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
@@ -250,6 +250,20 @@ func TestProcessSpecWorkspace(t *testing.T) {
 	}
 	if !UsesWorkspace(&manifest.Lock{Process: pb}) || UsesWorkspace(&manifest.Lock{Tools: map[string]*manifest.Tool{"x": sandboxedTool()}}) {
 		t.Fatal("UsesWorkspace")
+	}
+	writes := sandboxedTool()
+	writes.Describe.Runtime.Sandbox.FS.Write = []string{"{workspace}/out"}
+	rundir := sandboxedTool()
+	rundir.Runtime.Rundir = "{workspace}"
+	srv := &manifest.MCPServer{Sandbox: pb.Sandbox}
+	for name, l := range map[string]*manifest.Lock{
+		"tool write":  {Tools: map[string]*manifest.Tool{"x": writes}},
+		"tool rundir": {Tools: map[string]*manifest.Tool{"x": rundir}},
+		"mcp server":  {MCPServers: map[string]*manifest.MCPServer{"s": srv}},
+	} {
+		if !UsesWorkspace(l) {
+			t.Errorf("UsesWorkspace(%s) = false", name)
+		}
 	}
 }
 
