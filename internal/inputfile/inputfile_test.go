@@ -6,30 +6,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 // TestReadFileRefusesWhatIsNotAFile: a FIFO without a writer, /dev/zero
 // and a directory are refused at once, before a byte is read; a regular
 // file within the limit is read whole (the positive twin).
 func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fifo := testenv.FIFO(t, "fifo")
+	dir := filepath.Dir(fifo)
 	for _, path := range []string{fifo, "/dev/zero", dir} {
-		done := make(chan error, 1)
-		go func() { _, err := ReadFile(path, 1<<20); done <- err }()
-		select {
-		case err := <-done:
-			if !errors.Is(err, ErrNotRegular) {
-				t.Errorf("ReadFile(%q) = %v, want ErrNotRegular", path, err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("ReadFile(%q) blocked", path)
+		err := testenv.Unblocked(t, fifo, func() error { _, err := ReadFile(path, 1<<20); return err })
+		if !errors.Is(err, ErrNotRegular) {
+			t.Errorf("ReadFile(%q) = %v, want ErrNotRegular", path, err)
 		}
 	}
 	ok := filepath.Join(dir, "ok")

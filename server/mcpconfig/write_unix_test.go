@@ -8,11 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/toolbox-dev/toolbox/internal/inputfile"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 // A FIFO at the client file's place is refused at once, not waited on
@@ -20,27 +19,11 @@ import (
 // relative path is written beside it, not through the system's temporary
 // directory.
 func TestWriteRefusesAFIFO(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "mcp.json")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := Write(fifo, Cursor, server, now)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, inputfile.ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
-			t.Errorf("err %v, want one naming %s as not a regular file", err, fifo)
-		}
-	case <-time.After(10 * time.Second):
-		// Unblock the reader so the test ends.
-		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
-			f.Close()
-		}
-		t.Fatal("Write blocked on a FIFO")
+	fifo := testenv.FIFO(t, "mcp.json")
+	dir := filepath.Dir(fifo)
+	err := testenv.Unblocked(t, fifo, func() error { _, err := Write(fifo, Cursor, server, now); return err })
+	if !errors.Is(err, inputfile.ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
+		t.Errorf("err %v, want one naming %s as not a regular file", err, fifo)
 	}
 	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the FIFO was replaced: %v", err)
