@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolbox-dev/toolbox/protocol"
 )
@@ -247,9 +248,36 @@ func jsonDiff(path string, a, b any, out *[]string) {
 		}
 		return
 	}
-	if sa, sb := shortJSON(a), shortJSON(b); sa != sb || !sameValue(a, b) {
-		*out = append(*out, fmt.Sprintf("%s changed: %s -> %s", field, sa, sb))
+	if sameValue(a, b) {
+		return
 	}
+	if as, ok := a.(string); ok {
+		if bs, ok := b.(string); ok {
+			// Two texts: show both from a little before where they part,
+			// so that a change at the end of a long description is seen.
+			as, bs = fromDifference(as, bs)
+			a, b = as, bs
+		}
+	}
+	*out = append(*out, fmt.Sprintf("%s changed: %s -> %s", field, shortJSON(a), shortJSON(b)))
+}
+
+// fromDifference cuts the common beginning of a and b, but for its last
+// 20 bytes, when that beginning is longer than 40 bytes, marking the cut
+// with "…"; the cut falls on a character boundary.
+func fromDifference(a, b string) (string, string) {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	if n <= 40 {
+		return a, b
+	}
+	cut := n - 20
+	for cut > 0 && !utf8.RuneStart(a[cut]) {
+		cut--
+	}
+	return "…" + a[cut:], "…" + b[cut:]
 }
 
 func sameValue(a, b any) bool {
