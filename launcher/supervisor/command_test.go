@@ -29,13 +29,15 @@ func TestRunCommandReturnsTheFinalStatusWhenItFinishesInTime(t *testing.T) {
 func TestRunCommandReturnsTheHandleWhenStillRunning(t *testing.T) {
 	f := newFixture(t)
 	s := f.supervisor(t)
-	begin := time.Now()
+	// Still running when the wait ends is the property (a wait that ran to
+	// the end would say Done), so no clock is read: a loaded machine may
+	// take longer than the command's sleep just to start the shell.
 	st, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "echo started; sleep 0.6; echo finished", Wait: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Done || st.Status != StateRunning || time.Since(begin) > time.Second {
-		t.Fatalf("status = %+v after %s", st.Handle, time.Since(begin))
+	if st.Done || st.Status != StateRunning {
+		t.Fatalf("status = %+v, want a handle still running", st.Handle)
 	}
 	// Status with an inline wait sees it finish.
 	st, err = s.Status(ctxT(t), "sess", st.Process, 5*time.Second)

@@ -266,7 +266,10 @@ func TestStableProcessResetsTheBackoff(t *testing.T) {
 // during its back-off get it at once, saying when the next try is; after
 // the back-off a call tries again.
 func TestFailedStartBacksOff(t *testing.T) {
-	_, o := newOwner(t, Options{MinBackoff: 200 * time.Millisecond})
+	// A back-off long enough that "at once" stays distinguishable from
+	// "waited for it" on a loaded machine.
+	const backoff = 2 * time.Second
+	_, o := newOwner(t, Options{MinBackoff: backoff})
 	s := &starter{err: errors.New("handshake failed")}
 	ctx := context.Background()
 	if _, err := o.Acquire(ctx, "tool", s.spec(1)); err == nil || err.Error() != "handshake failed" {
@@ -277,13 +280,13 @@ func TestFailedStartBacksOff(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "handshake failed (the next start is in ") {
 		t.Fatalf("call during the back-off: %v", err)
 	}
-	if took := time.Since(begun); took > 100*time.Millisecond {
+	if took := time.Since(begun); took > backoff/2 {
 		t.Fatalf("a call during the back-off took %s, want an answer at once", took)
 	}
 	if n := s.count(); n != 1 {
 		t.Fatalf("%d starts, want 1 during the back-off", n)
 	}
-	time.Sleep(200 * time.Millisecond) // the back-off must pass for a new attempt
+	time.Sleep(backoff) // the back-off must pass for a new attempt
 	s.mu.Lock()
 	s.err = nil
 	s.mu.Unlock()
