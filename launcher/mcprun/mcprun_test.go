@@ -152,6 +152,18 @@ func logged() (func(string, ...any), func() []string) {
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
+// waitFor polls cond until it holds or 10 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func TestPoolKeepsOneServerPerOwner(t *testing.T) {
 	lockPath, l := fixture(t)
 	p := NewPool(mcpbackend.Launch{}, nil)
@@ -441,17 +453,11 @@ func TestPoolServerKilledBetweenCalls(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	p.mu.Lock()
-	e := p.entries[poolKey{owner: "s", server: "fake"}]
-	p.mu.Unlock()
-	e.mu.Lock()
-	done := e.sess.Done()
-	e.mu.Unlock()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the session did not see its server killed within 10s")
+	o, err := p.owner("s")
+	if err != nil {
+		t.Fatal(err)
 	}
+	waitFor(t, "the session to see its server killed", func() bool { return o.Live() == 0 })
 	second := pidOf(t, p, c)
 	if second == first {
 		t.Fatalf("the killed server %d was not replaced", first)
