@@ -9,13 +9,14 @@
 //
 //   - Runner starts the server for each call and stops it after
 //     (`toolbox run`).
-//   - Pool keeps one server per owner (an MCP connection's session) and
-//     server warm (`toolbox mcp`, `toolbox serve`), restarts one that
-//     died with back-off, re-verifies on the server's
+//   - Pool keeps one server per owner (an MCP connection's session),
+//     server and workspace warm (`toolbox mcp`, `toolbox serve`) in a
+//     launcher/warm pool, the one pool of warm processes (DESIGN.md §5):
+//     it restarts one that died with back-off, re-verifies on the server's
 //     notifications/tools/list_changed, and stops an owner's servers with
 //     CloseOwner. A server that once listed anything but its pins is
-//     refused for the rest of its owner's life: it changed under a running
-//     session, which a restart would only hide.
+//     refused for the rest of its owner's life (warm.Owner.Refuse): it
+//     changed under a running session, which a restart would only hide.
 package mcprun
 
 import (
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/launcher/warm"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/mcpbackend"
 	"github.com/toolbox-dev/toolbox/runspec"
@@ -58,7 +60,10 @@ func (r Runner) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.M
 }
 
 // start starts call's server as the lock says, confined by runspec, or
-// connects to it when it is reached by URL.
+// connects to it when it is reached by URL. A start refused before any
+// process existed (the executable no longer matches the lock, the sandbox
+// cannot be prepared) is marked warm.Unstarted: it is no failure of the
+// server and starts no back-off, so every call gets the refusal at once.
 func start(ctx context.Context, l mcpbackend.Launch, call launcher.MCPCall, onChange func()) (*mcpbackend.Session, error) {
 	if srv := call.Lock.MCPServers[call.Server]; srv != nil && srv.URL != "" {
 		token, err := runspec.MCPToken(filepath.Dir(call.LockPath), call.Lock, call.Server)
@@ -75,7 +80,7 @@ func start(ctx context.Context, l mcpbackend.Launch, call launcher.MCPCall, onCh
 	// descriptor (launcher.OpenMCPServer): at every start, warm or not.
 	exe, err := launcher.OpenMCPServer(call.LockPath, call.Lock, call.Server)
 	if err != nil {
-		return nil, &unstarted{err}
+		return nil, warm.Unstarted(err)
 	}
 	defer exe.Close()
 	if afterOpen != nil {
@@ -86,9 +91,9 @@ func start(ctx context.Context, l mcpbackend.Launch, call launcher.MCPCall, onCh
 	if err != nil {
 		var r *sandbox.RefusalError
 		if errors.As(err, &r) {
-			return nil, &unstarted{&launcher.RefusedError{What: err.Error(), Fix: r.Fix, Err: err}}
+			return nil, warm.Unstarted(&launcher.RefusedError{What: err.Error(), Fix: r.Fix, Err: err})
 		}
-		return nil, &unstarted{&launcher.RefusedError{What: err.Error(), Fix: "run `toolbox lock`", Err: err}}
+		return nil, warm.Unstarted(&launcher.RefusedError{What: err.Error(), Fix: "run `toolbox lock`", Err: err})
 	}
 	cmd.Exe = exe
 	l.Server, l.Spec, l.Command, l.OnListChanged = call.Server, spec, cmd, onChange
@@ -108,15 +113,6 @@ func start(ctx context.Context, l mcpbackend.Launch, call launcher.MCPCall, onCh
 // afterOpen, when set (by tests), runs between the check of a server's
 // executable and its start.
 var afterOpen func(path string)
-
-// unstarted marks a start refused before any process existed (the
-// executable no longer matches the lock, the sandbox cannot be prepared):
-// as in launcher/warm (warm.Unstarted), it is no failure of the server
-// and starts no back-off, so every call gets the refusal at once.
-type unstarted struct{ err error }
-
-func (e *unstarted) Error() string { return e.err.Error() }
-func (e *unstarted) Unwrap() error { return e.err }
 
 // verify compares the server's listing with the lock's pins.
 func verify(ctx context.Context, s *mcpbackend.Session, call launcher.MCPCall) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/internal/mcpfake"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/health"
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -441,17 +442,11 @@ func TestPoolServerKilledBetweenCalls(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	p.mu.Lock()
-	e := p.entries[poolKey{owner: "s", server: "fake"}]
-	p.mu.Unlock()
-	e.mu.Lock()
-	done := e.sess.Done()
-	e.mu.Unlock()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the session did not see its server killed within 10s")
+	o, err := p.owner("s")
+	if err != nil {
+		t.Fatal(err)
 	}
+	testenv.WaitFor(t, "the session to see its server killed", func() bool { return o.Live() == 0 })
 	second := pidOf(t, p, c)
 	if second == first {
 		t.Fatalf("the killed server %d was not replaced", first)
@@ -461,5 +456,139 @@ func TestPoolServerKilledBetweenCalls(t *testing.T) {
 	all := strings.Join(lines, "\n")
 	if strings.Contains(all, secret) || !strings.Contains(all, "booting with key "+launcher.Redacted) {
 		t.Errorf("logs quote the killed server's stderr unredacted, or not at all:\n%s", all)
+	}
+}
+
+// Concurrent first calls of one owner start one server, which serves them
+// all at once; another owner's calls get their own.
+func TestPoolConcurrentCalls(t *testing.T) {
+	lockPath, l := fixture(t)
+	p := NewPool(mcpbackend.Launch{}, nil)
+	defer p.Close()
+	const n = 8
+	pids := make(chan int, 2*n)
+	var wg sync.WaitGroup
+	for i := range 2 * n {
+		owner := "a"
+		if i%2 == 1 {
+			owner = "b"
+		}
+		wg.Go(func() {
+			c := call(lockPath, l, "pid", owner)
+			res, _, err := p.CallMCP(context.Background(), c)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			pid, err := strconv.Atoi(res.Text)
+			if err != nil {
+				t.Errorf("pid answer %q", res.Text)
+			}
+			pids <- pid
+		})
+	}
+	wg.Wait()
+	close(pids)
+	seen := map[int]int{}
+	for pid := range pids {
+		seen[pid]++
+	}
+	if len(seen) != 2 {
+		t.Fatalf("servers that answered (pid: calls): %v; want one per owner", seen)
+	}
+	for _, owner := range []string{"a", "b"} {
+		o, err := p.owner(owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live := o.Live(); live != 1 {
+			t.Errorf("owner %s has %d live servers, want 1", owner, live)
+		}
+	}
+}
+
+// A server whose executable no longer matches the lock is refused before
+// it starts, at every call and at once: a refusal is no failure, so no
+// back-off hides it. Once the lock matches again (the twin), it is served.
+func TestPoolRefusesAChangedExecutableAtEveryStart(t *testing.T) {
+	lockPath, l := fixture(t)
+	logf, logs := logged()
+	p := NewPool(mcpbackend.Launch{}, logf)
+	defer p.Close()
+	sum := l.MCPServers["fake"].SHA256
+	l.MCPServers["fake"].SHA256 = strings.Repeat("0", len(sum))
+	c := call(lockPath, l, "echo", "s")
+	for i := range 3 {
+		_, started, err := p.CallMCP(context.Background(), c)
+		var re *launcher.RefusedError
+		if started || !errors.As(err, &re) || strings.Contains(err.Error(), "in a row") || !strings.Contains(err.Error(), "toolbox lock") {
+			t.Fatalf("call %d with a changed executable = %t, %v; want the lock's refusal", i, started, err)
+		}
+	}
+	l.MCPServers["fake"].SHA256 = sum
+	if _, _, err := p.CallMCP(context.Background(), c); err != nil {
+		t.Fatalf("the twin, the executable as locked: %v", err)
+	}
+	if got := logs(); len(got) != 0 {
+		t.Errorf("refusals before a start were logged as failures: %q", got)
+	}
+}
+
+// A server that lists other tools than its pins at its first call is
+// refused, for the rest of that session even once it lists them again (it
+// is not logged as a change during the session: it never listed its
+// pins); another session starts its own and verifies it afresh.
+func TestPoolRefusesDriftAtStart(t *testing.T) {
+	lockPath, l := fixture(t)
+	dir := filepath.Dir(lockPath)
+	tools := filepath.Join(dir, "tools.json")
+	locked, err := os.ReadFile(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "changed.json"), tools); err != nil {
+		t.Fatal(err)
+	}
+	logf, logs := logged()
+	p := NewPool(mcpbackend.Launch{}, logf)
+	defer p.Close()
+	c := call(lockPath, l, "echo", "s")
+	_, started, err := p.CallMCP(context.Background(), c)
+	if started || err == nil || !strings.Contains(err.Error(), `tool "echo": description changed`) {
+		t.Fatalf("a drifted server's first call = %t, %v", started, err)
+	}
+	if err := os.WriteFile(tools, locked, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, started, err := p.CallMCP(context.Background(), c); started || err == nil || !strings.Contains(err.Error(), `tool "echo": description changed`) {
+		t.Fatalf("the same session after the server lists its pins again = %t, %v; want the first refusal", started, err)
+	}
+	if got := logs(); len(got) != 0 {
+		t.Errorf("drift at start logged as a change during the session: %q", got)
+	}
+	if _, _, err := p.CallMCP(context.Background(), call(lockPath, l, "echo", "other")); err != nil {
+		t.Fatalf("another session: %v", err)
+	}
+}
+
+// Closing an owner while its calls are in flight stops its server (the
+// calls fail), leaves no process behind, and the owner's next call starts
+// afresh.
+func TestPoolCloseOwnerDuringCalls(t *testing.T) {
+	lockPath, l := fixture(t)
+	p := NewPool(mcpbackend.Launch{}, nil)
+	defer p.Close()
+	c := call(lockPath, l, "", "s")
+	pid := pidOf(t, p, c)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { _, _, _ = p.CallMCP(context.Background(), call(lockPath, l, "echo", "s")) })
+	}
+	p.CloseOwner("s")
+	wg.Wait()
+	p.CloseOwner("s") // whatever the calls started after the first close
+	testenv.WaitFor(t, "the closed owner's server to be gone", func() bool { return !alive(pid) })
+	if again := pidOf(t, p, c); again == pid {
+		t.Fatalf("the owner's server %d survived CloseOwner", pid)
 	}
 }

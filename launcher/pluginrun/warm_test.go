@@ -84,17 +84,6 @@ func (f *fixture) pid(t *testing.T, pr launcher.PluginRunner) int {
 	return n
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // One process serves every call of its owner; the cold runner starts one
 // per call.
 func TestWarmServesEveryCallWithOneProcess(t *testing.T) {
@@ -125,7 +114,7 @@ func TestWarmCrashRestartsWithBackoff(t *testing.T) {
 	if err == nil || !errors.Is(err, plugins.ErrPluginExited) {
 		t.Fatalf("crashing call: %v, %+v; want ErrPluginExited", err, res)
 	}
-	waitFor(t, "the restart", func() bool {
+	testenv.WaitFor(t, "the restart", func() bool {
 		st := f.owner.States()
 		return len(st) == 1 && st[0].Running && st[0].Starts == 2
 	})
@@ -166,7 +155,7 @@ func TestWarmOwnerCloseLeavesNoProcess(t *testing.T) {
 	if testplugin.Alive(pid) {
 		t.Fatalf("plugin %d outlived its owner", pid)
 	}
-	waitFor(t, "the plugin's child to die", func() bool { return !testplugin.Alive(child) })
+	testenv.WaitFor(t, "the plugin's child to die", func() bool { return !testplugin.Alive(child) })
 	if n := f.owner.Live(); n != 0 {
 		t.Fatalf("%d processes left", n)
 	}
@@ -231,7 +220,7 @@ func TestWarmRefusesABinaryChangedWhileWarm(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "changed (sha256") {
 		t.Fatalf("call after the binary changed: %v, want the refusal", err)
 	}
-	waitFor(t, "the process of the old binary to end", func() bool { return !testplugin.Alive(old) })
+	testenv.WaitFor(t, "the process of the old binary to end", func() bool { return !testplugin.Alive(old) })
 }
 
 // Calls run at once up to the locked concurrency, never more, all on one
@@ -287,7 +276,7 @@ func TestWarmTimeoutRetiresTheProcess(t *testing.T) {
 	if got := f.pid(t, f.warm); got == old {
 		t.Fatal("a call went to the process whose call timed out")
 	}
-	waitFor(t, "the retired process to end", func() bool { return !testplugin.Alive(old) })
+	testenv.WaitFor(t, "the retired process to end", func() bool { return !testplugin.Alive(old) })
 	if st := f.owner.States()[0]; st.Crashes != 0 {
 		t.Fatalf("retiring counted as a crash: %+v", st)
 	}

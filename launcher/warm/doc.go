@@ -6,10 +6,11 @@
 // processes are never shared between owners, so no state a process keeps
 // in memory crosses from one session to another.
 //
-// The package knows nothing of plugins, gRPC or sandboxes: a process is an
-// Instance (something that ends, and can be closed), started by the Start
-// function of a Spec. Package launcher/pluginrun keeps go-plugin clients
-// in it; a backend of another kind (an MCP server) can keep its own.
+// The package knows nothing of plugins, gRPC, MCP or sandboxes: a process
+// is an Instance (something that ends, and can be closed), started by the
+// Start function of a Spec. It is the one pool of warm processes:
+// launcher/pluginrun keeps go-plugin clients in it, launcher/mcprun MCP
+// server sessions (mcpbackend.Session), each in its own Pool.
 //
 // # Lifecycle
 //
@@ -34,9 +35,27 @@
 //     closed once its other leases end, and the next Acquire starts a new
 //     one without back-off. An Acquire whose Spec.Config differs from the
 //     running process's retires it the same way (the lock changed).
+//   - Lease.Fail takes a broken process (its connection gone) out of
+//     service at once and counts a failure; Lease.Served records that the
+//     process served a call, which starts the failure count over.
+//   - Owner.Refuse refuses a tool for the rest of the owner's life (an MCP
+//     server whose tools changed): its process is closed and every later
+//     Acquire gets the refusal; a restart would only hide the change.
 //   - Owner.Close closes every process of the owner, whatever it is doing,
 //     and waits until each has ended; later Acquires get ErrClosed.
 //     Pool.Close closes every owner.
+//
+// # On demand
+//
+// A pool with Options.OnDemand restarts nothing in the background: a
+// process that ended by itself is found by the next Acquire (Spec.Ended
+// is told), which starts a new one when the back-off allows, and an
+// Acquire during a back-off fails at once with a *BackoffError (how many
+// failures, the last one, the wait) instead of waiting. Options.Backoff
+// replaces the back-off's schedule and a negative Options.StableAfter
+// leaves the reset of the count to Lease.Served: launcher/mcprun restarts
+// MCP servers this way (the first restart at once, then 1 s doubling to
+// 30 s, reset by a call that succeeds).
 //
 // What it deliberately does not do: verify binaries (Spec.Start does it
 // before it starts a process), retry a call that failed (a call is not

@@ -35,6 +35,13 @@ type Spec[T Instance] struct {
 	// duration (a start timeout). An error wrapped with Unstarted means no
 	// process was started (a refusal before launch).
 	Start func(ctx context.Context) (T, error)
+	// Ended, when set, is told of a process in service that the pool
+	// found ended by itself (a failure), before it is closed; Restarted,
+	// when set, of a process started after failures (how many in a row).
+	// They are for the caller's logs, in its own words: they run with the
+	// owner's lock held and must not call the Owner.
+	Ended     func(inst T)
+	Restarted func(inst T, failures int)
 }
 
 // Options tune a Pool. The zero value gives the defaults.
@@ -46,8 +53,23 @@ type Options struct {
 	// failure; 0 means DefaultMaxBackoff.
 	MaxBackoff time.Duration
 	// StableAfter is how long a process must run for its end to count as a
-	// first failure again; 0 means DefaultStableAfter.
+	// first failure again; 0 means DefaultStableAfter, less than 0 never
+	// (only Lease.Served resets the count).
 	StableAfter time.Duration
+	// Backoff, when set, replaces the doubling from MinBackoff to
+	// MaxBackoff: it returns the wait after the n-th consecutive failure
+	// (n ≥ 1); 0 means none.
+	Backoff func(n int) time.Duration
+	// OnDemand restarts a process only when a call asks for it: a
+	// process that ends by itself is noticed by the next Acquire (or by
+	// Lease.Fail), which starts a new one when the back-off allows;
+	// Acquires during a back-off fail at once with a *BackoffError
+	// instead of waiting. The default restarts in the background and
+	// lets calls wait for the restart.
+	OnDemand bool
+	// Now, when set, replaces time.Now for the back-off (tests); timers
+	// still wait in real time.
+	Now func() time.Time
 	// Logf, when set, is told of failures and restarts.
 	Logf func(format string, args ...any)
 }
@@ -77,6 +99,28 @@ type unstartedError struct{ err error }
 func (e *unstartedError) Error() string { return e.err.Error() }
 func (e *unstartedError) Unwrap() error { return e.err }
 
+// ErrEnded is the failure of a process that ended by itself, as a
+// *BackoffError of an on-demand pool reports it (Options.OnDemand).
+var ErrEnded = errors.New("the process ended")
+
+// BackoffError is the error of an Acquire during the back-off of an
+// on-demand pool (Options.OnDemand): Failures in a row, the last one's
+// error (Err: its start's error, the error given to Lease.Fail, or
+// ErrEnded), and Wait, the time left until the next start may happen.
+type BackoffError struct {
+	Failures int
+	Err      error
+	Wait     time.Duration
+}
+
+// Error says how many failures, the last one and the wait.
+func (e *BackoffError) Error() string {
+	return fmt.Sprintf("%d failures in a row (last: %v); the next start is in %s", e.Failures, e.Err, e.Wait.Round(time.Millisecond))
+}
+
+// Unwrap returns Err.
+func (e *BackoffError) Unwrap() error { return e.Err }
+
 // Pool holds the owners of warm processes. Its methods are safe for
 // concurrent use.
 type Pool[T Instance] struct {
@@ -96,8 +140,11 @@ func New[T Instance](opts Options) *Pool[T] {
 		opts.MaxBackoff = DefaultMaxBackoff
 	}
 	opts.MaxBackoff = max(opts.MaxBackoff, opts.MinBackoff)
-	if opts.StableAfter <= 0 {
+	if opts.StableAfter == 0 {
 		opts.StableAfter = DefaultStableAfter
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return &Pool[T]{opts: opts, owners: map[*Owner[T]]struct{}{}}
 }
@@ -140,6 +187,9 @@ func (p *Pool[T]) logf(format string, args ...any) {
 
 // backoff is the wait after the n-th consecutive failure (n ≥ 1).
 func (p *Pool[T]) backoff(n int) time.Duration {
+	if p.opts.Backoff != nil {
+		return max(p.opts.Backoff(n), 0)
+	}
 	d := p.opts.MinBackoff
 	for i := 1; i < n && d < p.opts.MaxBackoff; i++ {
 		d *= 2
@@ -173,6 +223,8 @@ type entry[T Instance] struct {
 	gen      int   // numbers start attempts
 	lastGen  int   // the last attempt that finished
 	lastErr  error // its error, nil when it started a process
+	cause    error // the last failure's error (Options.OnDemand)
+	refused  error // Owner.Refuse: every Acquire gets it
 
 	failures  int       // consecutive failures
 	notBefore time.Time // no start before (back-off)
@@ -194,7 +246,8 @@ type proc[T Instance] struct {
 	begun    time.Time
 }
 
-// Lease is a call's use of a process. Release (or Retire) it exactly once.
+// Lease is a call's use of a process. End it exactly once: Release,
+// Served, Retire or Fail (a second call does nothing).
 type Lease[T Instance] struct {
 	o    *Owner[T]
 	e    *entry[T]
@@ -206,20 +259,49 @@ type Lease[T Instance] struct {
 func (l *Lease[T]) Instance() T { return l.p.inst }
 
 // Release ends the call's use of the process.
-func (l *Lease[T]) Release() { l.end(false) }
+func (l *Lease[T]) Release() { l.end(false, false) }
+
+// Served ends the call's use of the process, as Release, and records that
+// the process served the call: the count of consecutive failures (the
+// back-off's exponent) starts from zero again.
+func (l *Lease[T]) Served() { l.end(false, true) }
+
+// Fail ends the call's use of the process and takes it out of service
+// as broken (its connection is gone): it is closed at once, whatever its
+// other calls are doing, and counts as a failure, err being the failure's
+// error, unless the pool had already seen it end. The next Acquire
+// starts a new process when the back-off allows.
+func (l *Lease[T]) Fail(err error) {
+	l.once.Do(func() {
+		o, e, p := l.o, l.e, l.p
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		p.inflight--
+		if e.cur == p && !p.ended && !p.closing && !o.closed {
+			e.cur = nil
+			o.failure(e, p, err)
+		}
+		p.retired = true
+		o.closeProc(p)
+		e.broadcast()
+	})
+}
 
 // Retire ends the call's use and takes the process out of service: it gets
 // no new leases and is closed once its other leases end. Use it when the
 // call ended in a way that may leave the process busy or broken (timed
 // out, cancelled, a protocol error).
-func (l *Lease[T]) Retire() { l.end(true) }
+func (l *Lease[T]) Retire() { l.end(true, false) }
 
-func (l *Lease[T]) end(retire bool) {
+func (l *Lease[T]) end(retire, served bool) {
 	l.once.Do(func() {
 		o := l.o
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		l.p.inflight--
+		if served {
+			l.e.failures = 0
+		}
 		if retire {
 			o.retire(l.e, l.p)
 		} else if l.p.retired {
@@ -232,9 +314,11 @@ func (l *Lease[T]) end(retire bool) {
 // Acquire returns a lease on the owner's process for tool, started from
 // spec when there is none (or when its Config changed). It waits, bounded
 // by ctx, for a start in progress, a restart after a failure, or a free
-// slot. Errors: ctx's error; ErrClosed; the error of the start this call
-// waited for (Spec.Start's); during the back-off after a failed start, that
-// start's error with the time of the next attempt.
+// slot. Errors: ctx's error; ErrClosed; the error given to Owner.Refuse
+// for tool; the error of the start this call waited for (Spec.Start's);
+// during the back-off after a failed start, that start's error with the
+// time of the next attempt; in an on-demand pool, a *BackoffError during
+// any back-off.
 func (o *Owner[T]) Acquire(ctx context.Context, tool string, spec Spec[T]) (*Lease[T], error) {
 	if spec.Start == nil {
 		return nil, errors.New("warm: a Spec without Start")
@@ -251,6 +335,10 @@ func (o *Owner[T]) Acquire(ctx context.Context, tool string, spec Spec[T]) (*Lea
 		e.spec = spec
 		var wake *time.Timer
 		switch p := e.cur; {
+		case e.refused != nil:
+			err := e.refused
+			o.mu.Unlock()
+			return nil, err
 		case waitingOn != 0 && e.lastGen >= waitingOn && e.lastErr != nil:
 			err := e.lastErr
 			o.mu.Unlock()
@@ -270,7 +358,12 @@ func (o *Owner[T]) Acquire(ctx context.Context, tool string, spec Spec[T]) (*Lea
 		case e.starting:
 			waitingOn = e.gen
 		default:
-			if wait := time.Until(e.notBefore); wait > 0 {
+			if wait := e.notBefore.Sub(o.pool.opts.Now()); wait > 0 {
+				if o.pool.opts.OnDemand {
+					err := &BackoffError{Failures: e.failures, Err: e.cause, Wait: wait}
+					o.mu.Unlock()
+					return nil, err
+				}
 				if e.lastErr != nil && e.timer == nil {
 					err := fmt.Errorf("%w (the next start is in %s)", e.lastErr, wait.Round(time.Millisecond))
 					o.mu.Unlock()
@@ -341,18 +434,22 @@ func (o *Owner[T]) start(e *entry[T]) {
 			if !errors.As(err, &unstarted) {
 				e.failures++
 				wait := o.pool.backoff(e.failures)
-				e.notBefore = time.Now().Add(wait)
+				e.notBefore = o.pool.opts.Now().Add(wait)
+				e.cause = err
 				o.pool.logf("warm %s %s: start failed (%d in a row), next try in %s: %v", o.id, e.tool, e.failures, wait, err)
 			}
 			return
 		}
-		p := &proc[T]{inst: inst, config: spec.Config, limit: spec.Limit, begun: time.Now()}
+		p := &proc[T]{inst: inst, config: spec.Config, limit: spec.Limit, begun: o.pool.opts.Now()}
 		o.live[p] = struct{}{}
 		o.open[p] = struct{}{}
 		o.wg.Go(func() { o.watch(e, p) })
-		if o.closed {
+		if o.closed || e.refused != nil {
 			o.closeProc(p)
 			return
+		}
+		if e.failures > 0 && spec.Restarted != nil {
+			spec.Restarted(inst, e.failures)
 		}
 		e.cur = p
 	})
@@ -361,11 +458,16 @@ func (o *Owner[T]) start(e *entry[T]) {
 // watch waits for p to end and, when it ended by itself while in service,
 // schedules its restart after the back-off. The ended process is closed
 // (releasing what its client holds) once its leases end, so that the calls
-// it failed can still say how it ended.
+// it failed can still say how it ended. In an on-demand pool, the end of a
+// process in service is left for the next Acquire to find.
 func (o *Owner[T]) watch(e *entry[T], p *proc[T]) {
 	<-p.inst.Done()
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.pool.opts.OnDemand && e.cur == p && !o.closed {
+		delete(o.live, p)
+		return
+	}
 	o.ended(e, p)
 }
 
@@ -380,7 +482,10 @@ func (o *Owner[T]) ended(e *entry[T], p *proc[T]) {
 	if e.cur == p {
 		e.cur = nil
 		if !p.closing && !o.closed {
-			o.failed(e, p)
+			if e.spec.Ended != nil {
+				e.spec.Ended(p.inst)
+			}
+			o.failure(e, p, ErrEnded)
 		}
 	}
 	p.retired = true
@@ -398,18 +503,24 @@ func (p *proc[T]) isDone() bool {
 	}
 }
 
-// failed records that p, e's process in service, ended by itself, and
-// schedules a restart after the back-off. o.mu is held.
-func (o *Owner[T]) failed(e *entry[T], p *proc[T]) {
+// failure records that p, e's process in service, ended by itself or
+// broke (err says how), and schedules a restart after the back-off: in
+// the background, or at the next Acquire in an on-demand pool. o.mu is
+// held.
+func (o *Owner[T]) failure(e *entry[T], p *proc[T], err error) {
 	e.crashes++
-	if time.Since(p.begun) >= o.pool.opts.StableAfter {
+	if stable := o.pool.opts.StableAfter; stable > 0 && o.pool.opts.Now().Sub(p.begun) >= stable {
 		e.failures = 0
 	}
 	e.failures++
 	wait := o.pool.backoff(e.failures)
-	e.notBefore = time.Now().Add(wait)
+	e.notBefore = o.pool.opts.Now().Add(wait)
 	e.lastErr = nil
+	e.cause = err
 	o.pool.logf("warm %s %s: the process ended (%d in a row); restarting in %s", o.id, e.tool, e.failures, wait)
+	if o.pool.opts.OnDemand {
+		return
+	}
 	e.timer = time.AfterFunc(wait, func() {
 		o.mu.Lock()
 		defer o.mu.Unlock()
@@ -445,6 +556,44 @@ func (o *Owner[T]) closeProc(p *proc[T]) {
 	p.closing = true
 	delete(o.open, p)
 	o.wg.Go(func() { _ = p.inst.Close() })
+}
+
+// Refuse refuses tool for the rest of the owner's life: its process in
+// service is closed at once (its calls in flight fail), a start in
+// progress is closed once it ends, and every later Acquire of tool gets
+// err. It reports whether this was tool's first refusal (later ones keep
+// the first err). It does nothing once the owner is closed.
+func (o *Owner[T]) Refuse(tool string, err error) (first bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return false
+	}
+	e := o.entry(tool)
+	if e.refused == nil {
+		e.refused, first = err, true
+	}
+	if e.timer != nil {
+		e.timer.Stop()
+		e.timer = nil
+	}
+	if p := e.cur; p != nil {
+		e.cur = nil
+		p.retired = true
+		o.closeProc(p)
+	}
+	e.broadcast()
+	return first
+}
+
+// Refusal is the error tool was refused with (Refuse), nil when none.
+func (o *Owner[T]) Refusal(tool string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if e := o.entries[tool]; e != nil {
+		return e.refused
+	}
+	return nil
 }
 
 // Close closes every process of the owner, in service or retired, whatever
@@ -506,7 +655,7 @@ func (o *Owner[T]) States() []State {
 		if p := e.cur; p != nil {
 			s.Running, s.InFlight, s.Limit = true, p.inflight, p.limit
 		}
-		if time.Now().Before(e.notBefore) {
+		if o.pool.opts.Now().Before(e.notBefore) {
 			s.NextStart = e.notBefore
 		}
 		if e.lastErr != nil {
@@ -523,5 +672,11 @@ func (o *Owner[T]) States() []State {
 func (o *Owner[T]) Live() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.live)
+	n := 0
+	for p := range o.live {
+		if !p.isDone() {
+			n++
+		}
+	}
+	return n
 }

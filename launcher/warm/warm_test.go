@@ -3,11 +3,14 @@ package warm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 // fake is an Instance that ends when closed or crashed.
@@ -89,18 +92,6 @@ func acquire(t *testing.T, o *Owner[*fake], s Spec[*fake]) *Lease[*fake] {
 	return l
 }
 
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // crashed is an owner whose one process crashed, seen by the pool, with
 // the given back-off before its restart.
 func crashed(t *testing.T, backoff time.Duration) (*Owner[*fake], *starter) {
@@ -110,7 +101,7 @@ func crashed(t *testing.T, backoff time.Duration) (*Owner[*fake], *starter) {
 	acquire(t, o, s.spec(1)).Release()
 	f, _ := s.last()
 	f.end()
-	waitFor(t, "the crash to be seen", func() bool { return o.States()[0].Crashes == 1 })
+	testenv.WaitFor(t, "the crash to be seen", func() bool { return o.States()[0].Crashes == 1 })
 	return o, s
 }
 
@@ -202,7 +193,7 @@ func TestCrashRestartsAfterBackoff(t *testing.T) {
 		f, _ := s.last()
 		crashed := time.Now()
 		f.end()
-		waitFor(t, "the restart", func() bool { return s.count() == i+2 })
+		testenv.WaitFor(t, "the restart", func() bool { return s.count() == i+2 })
 		_, at := s.last()
 		took := at.Sub(crashed)
 		if took < wait {
@@ -213,7 +204,7 @@ func TestCrashRestartsAfterBackoff(t *testing.T) {
 			t.Fatalf("crash %d: restarted after %s, want about %s", i+1, took, wait)
 		}
 		t.Logf("crash %d: back-off %s, restarted after %s", i+1, wait, took.Round(time.Millisecond))
-		waitFor(t, "the restarted process in service", func() bool { return o.States()[0].Running })
+		testenv.WaitFor(t, "the restarted process in service", func() bool { return o.States()[0].Running })
 	}
 	st := o.States()[0]
 	if st.Crashes != len(want) || st.Failures != len(want) {
@@ -247,16 +238,16 @@ func TestStableProcessResetsTheBackoff(t *testing.T) {
 	for i := range 3 {
 		f, _ := s.last()
 		f.end()
-		waitFor(t, "the restart", func() bool { return s.count() == i+2 })
+		testenv.WaitFor(t, "the restart", func() bool { return s.count() == i+2 })
 	}
 	if st := o.States()[0]; st.Failures != 3 {
 		t.Fatalf("%d failures in a row, want 3", st.Failures)
 	}
-	waitFor(t, "the process in service", func() bool { return o.States()[0].Running })
+	testenv.WaitFor(t, "the process in service", func() bool { return o.States()[0].Running })
 	time.Sleep(60 * time.Millisecond) // the process must outlive StableAfter
 	f, _ := s.last()
 	f.end()
-	waitFor(t, "the restart", func() bool { return s.count() == 5 })
+	testenv.WaitFor(t, "the restart", func() bool { return s.count() == 5 })
 	if st := o.States()[0]; st.Failures != 1 {
 		t.Fatalf("%d failures in a row after a stable run, want 1", st.Failures)
 	}
@@ -330,7 +321,7 @@ func TestRetire(t *testing.T) {
 		t.Fatal("a new call went to the retired process")
 	}
 	b.Release()
-	waitFor(t, "the retired process to close", old.closed.Load)
+	testenv.WaitFor(t, "the retired process to close", old.closed.Load)
 	c.Release()
 	if st := o.States()[0]; st.Crashes != 0 || st.Failures != 0 {
 		t.Fatalf("retiring counted as a failure: %+v", st)
@@ -351,7 +342,7 @@ func TestConfigChangeRestarts(t *testing.T) {
 	if l.Instance() == old {
 		t.Fatal("the call went to the process of the old configuration")
 	}
-	waitFor(t, "the old process to close", old.closed.Load)
+	testenv.WaitFor(t, "the old process to close", old.closed.Load)
 }
 
 // When the owner ends, every process ends (in flight, retired, or being
@@ -412,4 +403,190 @@ func TestNoRestartAfterClose(t *testing.T) {
 	if n := s.count(); n != 1 {
 		t.Fatalf("%d starts, want no restart after the owner ended", n)
 	}
+}
+
+// clock is a settable Options.Now.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// onDemand is an owner of an on-demand pool whose back-off is 0 after the
+// first failure, then 1 s doubling, on a clock the test moves.
+func onDemand(t *testing.T) (*Owner[*fake], *clock) {
+	t.Helper()
+	c := &clock{now: time.Now()}
+	_, o := newOwner(t, Options{OnDemand: true, StableAfter: -1, Now: c.Now, Backoff: func(n int) time.Duration {
+		if n <= 1 {
+			return 0
+		}
+		return time.Second << (n - 2)
+	}})
+	return o, c
+}
+
+// In an on-demand pool a process that ends by itself is not restarted in
+// the background: the next call finds it ended (Spec.Ended is told),
+// starts a new one at once after a first failure (Spec.Restarted is told)
+// and, during a longer back-off, fails at once with a *BackoffError whose
+// last error is ErrEnded. A call that was served (Lease.Served) resets the
+// count.
+func TestOnDemandRestartsAtTheNextCall(t *testing.T) {
+	o, c := onDemand(t)
+	s := &starter{}
+	var mu sync.Mutex
+	var events []string
+	spec := s.spec(1)
+	spec.Ended = func(f *fake) { mu.Lock(); events = append(events, fmt.Sprintf("ended %d", f.n)); mu.Unlock() }
+	spec.Restarted = func(f *fake, n int) {
+		mu.Lock()
+		events = append(events, fmt.Sprintf("restarted %d after %d", f.n, n))
+		mu.Unlock()
+	}
+	crash := func() {
+		t.Helper()
+		f, _ := s.last()
+		f.end()
+		time.Sleep(20 * time.Millisecond) // time for a background restart, which must not come
+		if n := s.count(); n != f.n {
+			t.Fatalf("%d starts after process %d ended: restarted without a call", n, f.n)
+		}
+	}
+	acquire(t, o, spec).Served()
+	crash()
+	acquire(t, o, spec).Release() // one failure: restarted at once
+	crash()
+	_, err := o.Acquire(context.Background(), "tool", spec)
+	var be *BackoffError
+	if !errors.As(err, &be) || be.Failures != 2 || !errors.Is(err, ErrEnded) || be.Wait != time.Second {
+		t.Fatalf("a call during the back-off: %v, want a BackoffError of 2 failures, ErrEnded, 1s", err)
+	}
+	if got := err.Error(); got != "2 failures in a row (last: the process ended); the next start is in 1s" {
+		t.Errorf("BackoffError says %q", got)
+	}
+	c.add(time.Second)
+	acquire(t, o, spec).Served() // the back-off passed; served: the count starts over
+	crash()
+	acquire(t, o, spec).Release()
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"ended 1", "restarted 2 after 1", "ended 2", "restarted 3 after 2", "ended 3", "restarted 4 after 1"}
+	if fmt.Sprint(events) != fmt.Sprint(want) {
+		t.Errorf("events %q, want %q", events, want)
+	}
+}
+
+// Lease.Fail takes a broken process out of service at once (its other
+// calls' process is closed), counts one failure with the given error, and
+// the next call starts another; failing a process the pool already saw
+// end counts nothing more.
+func TestLeaseFail(t *testing.T) {
+	o, c := onDemand(t)
+	s := &starter{}
+	a := acquire(t, o, s.spec(2))
+	b := acquire(t, o, s.spec(2))
+	broken := errors.New("connection closed")
+	a.Fail(broken)
+	if f := a.Instance(); !f.closed.Load() {
+		testenv.WaitFor(t, "the failed process to close", f.closed.Load)
+	}
+	b.Fail(errors.New("second")) // the same process: no second failure
+	if st := o.States()[0]; st.Failures != 1 || st.Running {
+		t.Fatalf("after Fail: %+v, want 1 failure and nothing running", st)
+	}
+	l := acquire(t, o, s.spec(2))
+	if l.Instance() == a.Instance() {
+		t.Fatal("the failed process served a call")
+	}
+	l.Fail(broken)
+	_, err := o.Acquire(context.Background(), "tool", s.spec(2))
+	var be *BackoffError
+	if !errors.As(err, &be) || !errors.Is(err, broken) || be.Failures != 2 {
+		t.Fatalf("during the back-off: %v, want the Fail error, 2 failures", err)
+	}
+	c.add(time.Second)
+	acquire(t, o, s.spec(2)).Release()
+}
+
+// Refuse refuses a tool for the rest of the owner's life: its process is
+// closed at once, every later call gets the refusal without starting
+// anything, other tools are served, and another owner is not refused.
+func TestRefuse(t *testing.T) {
+	p, o := newOwner(t, Options{})
+	s := &starter{}
+	l := acquire(t, o, s.spec(1))
+	drift := errors.New("the tools changed")
+	if !o.Refuse("tool", drift) {
+		t.Fatal("the first Refuse is not reported as first")
+	}
+	if o.Refuse("tool", errors.New("again")) {
+		t.Fatal("a second Refuse is reported as first")
+	}
+	testenv.WaitFor(t, "the refused process to close", l.Instance().closed.Load)
+	l.Release()
+	for range 2 {
+		if _, err := o.Acquire(context.Background(), "tool", s.spec(1)); err != drift {
+			t.Fatalf("a call after the refusal: %v, want the first refusal", err)
+		}
+	}
+	if n := s.count(); n != 1 {
+		t.Fatalf("%d starts, want none after the refusal", n)
+	}
+	if got := o.Refusal("tool"); got != drift {
+		t.Fatalf("Refusal = %v", got)
+	}
+	if got := o.Refusal("other"); got != nil {
+		t.Fatalf("Refusal of another tool = %v", got)
+	}
+	other, err := o.Acquire(context.Background(), "other", s.spec(1))
+	if err != nil {
+		t.Fatalf("another tool after the refusal: %v", err)
+	}
+	other.Release()
+	o2, err := p.NewOwner("second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acquire(t, o2, s.spec(1)).Release()
+}
+
+// A start in progress when its tool is refused is closed when it ends,
+// and the calls that waited for it get the refusal.
+func TestRefuseDuringStart(t *testing.T) {
+	_, o := newOwner(t, Options{})
+	release := make(chan struct{})
+	begun := make(chan struct{})
+	var made atomic.Pointer[fake]
+	spec := Spec[*fake]{Start: func(context.Context) (*fake, error) {
+		close(begun)
+		<-release
+		f := &fake{done: make(chan struct{})}
+		made.Store(f)
+		return f, nil
+	}}
+	got := make(chan error, 1)
+	go func() {
+		_, err := o.Acquire(context.Background(), "tool", spec)
+		got <- err
+	}()
+	<-begun
+	drift := errors.New("the tools changed")
+	o.Refuse("tool", drift)
+	close(release)
+	if err := <-got; err != drift {
+		t.Fatalf("the waiting call: %v, want the refusal", err)
+	}
+	testenv.WaitFor(t, "the process started during the refusal to close", func() bool { f := made.Load(); return f != nil && f.closed.Load() })
 }
