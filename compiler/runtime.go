@@ -191,48 +191,30 @@ func (p *prober) lockRelative(path string) string {
 }
 
 // lockTrust is what the lock being written will protect (DESIGN.md §6,
-// decision D2) as far as the compiler knows it: the toolbox file, the
-// lock, the envdir root, every tool's binary, every MCP server's
-// executable and entry script, toolbox's executables, the
-// bubblewrap it pins (found on PATH and probed by sandbox.Detect, unless
-// the mechanism is "none"), and the state directory given (hidden).
+// decision D2) as far as the compiler knows it, built by
+// runspec.TrustOf as every run's is: the toolbox file, the lock, the
+// envdir root, every tool's binary, every MCP server's executable and
+// entry script, toolbox's executables, the bubblewrap it pins (found on
+// PATH and probed by sandbox.Detect, unless the mechanism is "none"), and
+// the state directory given (hidden).
 func lockTrust(cfg *Config, mechanism, stateDir string) *runspec.Trust {
 	file, err := filepath.Abs(cfg.Path)
 	if err != nil {
 		file = filepath.Join(cfg.Dir, filepath.Base(cfg.Path))
 	}
-	tr := &runspec.Trust{LockPath: manifest.LockPath(file), Protected: []string{file, manifest.LockPath(file)}}
-	if cfg.EnvdirRoot != "" {
-		root := cfg.EnvdirRoot
-		if !filepath.IsAbs(root) {
-			root = filepath.Join(cfg.Dir, root)
-		}
-		tr.Hidden = append(tr.Hidden, root) // every tool's secrets
-	}
+	// A relative envdir root is relative to the toolbox file's directory,
+	// which is the lock's.
+	g := runspec.Guarded{ToolboxFile: file, EnvdirRoot: cfg.EnvdirRoot, Hidden: []string{stateDir}}
 	for _, t := range cfg.Tools {
-		tr.Protected = append(tr.Protected, t.Path)
+		g.Binaries = append(g.Binaries, t.Path)
 	}
 	for _, d := range cfg.MCPServers {
-		if d.Exe != "" {
-			tr.Protected = append(tr.Protected, d.Exe)
-		}
-		if d.Entry != "" {
-			tr.Protected = append(tr.Protected, d.Entry)
-		}
+		g.Binaries = append(g.Binaries, d.Exe, d.Entry)
 	}
 	if mechanism != string(sandbox.None) {
-		if pin := sandbox.Detect().BwrapPin; pin != nil {
-			tr.Bwrap = pin
-			tr.Protected = append(tr.Protected, pin.Path)
-		}
+		g.Bwrap = sandbox.Detect().BwrapPin
 	}
-	tr.Protected = append(tr.Protected, runspec.SelfExecutables()...)
-	if stateDir != "" {
-		if abs, err := filepath.Abs(stateDir); err == nil {
-			tr.Hidden = append(tr.Hidden, abs)
-		}
-	}
-	return tr
+	return runspec.TrustOf(manifest.LockPath(file), g)
 }
 
 // checkConfinement refuses at lock time what every start of the tool

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/toolbox-dev/toolbox/internal/testenv"
+	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -127,5 +129,30 @@ func TestLockRefusesGrantOverProtected(t *testing.T) {
 	res = compileDir(t, dir2, "")
 	if len(res.Errs) != 1 || !strings.Contains(res.Errs[0].Error(), "state directory") {
 		t.Fatalf("read grant over the state dir: %v", res.Errs)
+	}
+}
+
+// The compiler refuses at lock time with the list every run enforces: the
+// trust it builds from the toolbox file protects and hides what
+// runspec.NewTrust makes of the lock it writes.
+func TestLockTrustIsTheRunsTrust(t *testing.T) {
+	dir := toolboxDir(t, "none", `{"protocol":2,"slug":"t","description":"t","args":[]}`)
+	cfg, err := Load(filepath.Join(dir, "toolbox.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.EnvdirRoot = "env"
+	state := filepath.Join(dir, "state")
+	res := Compile(context.Background(), cfg, Options{StateDir: state})
+	if len(res.Errs) > 0 {
+		t.Fatal(res.Errs)
+	}
+	lockPath := filepath.Join(dir, "toolbox.lock.json")
+	got, want := lockTrust(cfg, "none", state), runspec.NewTrust(lockPath, res.Lock, state)
+	if !slices.Equal(got.Protected, want.Protected) || !slices.Equal(got.Hidden, want.Hidden) || got.LockPath != want.LockPath {
+		t.Errorf("at lock time:\n  protected %q\n  hidden %q\nat run time:\n  protected %q\n  hidden %q", got.Protected, got.Hidden, want.Protected, want.Hidden)
+	}
+	if !slices.Contains(got.Protected, filepath.Join(dir, "tools", "t")) || !slices.Contains(got.Hidden, filepath.Join(dir, "env")) {
+		t.Errorf("the tool's binary or the envdir root is missing: %+v", got)
 	}
 }

@@ -26,6 +26,11 @@ type Request struct {
 	// Lock is the lock at LockPath, already read by the caller
 	// (manifest.Read). nil is refused.
 	Lock *manifest.Lock
+	// ToolboxFile is the check of the lock's toolbox file the caller
+	// already made for this call (CheckToolboxFile on LockPath and Lock);
+	// nil, or one made for another lock, and Run makes its own. Either
+	// way the file is hashed once per call, whatever the backends tried.
+	ToolboxFile *ToolboxFileCheck
 	// Name is a tool or a capability name.
 	Name string
 	// Backends are --backend overrides, capability name → tool name (see
@@ -199,6 +204,9 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !req.ToolboxFile.isFor(req.LockPath, req.Lock) {
+		req.ToolboxFile = newToolboxFileCheck(req.LockPath, req.Lock)
+	}
 	if c := req.Lock.Capabilities[req.Name]; backend != "" && c != nil && len(c.FallbackOn) > 0 {
 		return runFallback(ctx, req, c, toolName)
 	}
@@ -274,13 +282,13 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	case t != nil && t.Kind == manifest.KindPlugin && verifiesAtStart(req.Plugins):
 		// The runner opens and hashes the binary when it starts a
 		// process (PluginCall.Open), and reuses verified processes.
-		err = verifyLock(req.LockPath, req.Lock, toolName)
+		err = verifyLock(req.LockPath, req.Lock, toolName, req.ToolboxFile)
 	case t != nil && t.Kind == manifest.KindMCP:
 		// The MCP runner opens and hashes the server's executable each
 		// time it starts the server (OpenMCPServer), warm or per call.
-		err = verifyLock(req.LockPath, req.Lock, toolName)
+		err = verifyLock(req.LockPath, req.Lock, toolName, req.ToolboxFile)
 	default:
-		exe, err = OpenVerified(req.LockPath, req.Lock, toolName)
+		exe, err = openVerified(req.LockPath, req.Lock, toolName, req.ToolboxFile)
 	}
 	if err != nil {
 		return nil, err

@@ -36,15 +36,22 @@ func Verify(lockPath string, l *manifest.Lock, tool string) error {
 // closes it once the tool has started. A binary others could rewrite in
 // place is refused (*sandbox.RefusalError naming the file).
 func OpenVerified(lockPath string, l *manifest.Lock, tool string) (*sandbox.Executable, error) {
-	if err := verifyLock(lockPath, l, tool); err != nil {
+	return openVerified(lockPath, l, tool, nil)
+}
+
+// openVerified is OpenVerified checking the toolbox file with tf (nil: a
+// check of its own).
+func openVerified(lockPath string, l *manifest.Lock, tool string, tf *ToolboxFileCheck) (*sandbox.Executable, error) {
+	if err := verifyLock(lockPath, l, tool, tf); err != nil {
 		return nil, err
 	}
 	return OpenBinary(lockPath, l, tool)
 }
 
 // verifyLock is Verify without the binary's hash: the tool is in the lock,
-// was locked on this platform, and the toolbox file is the locked one.
-func verifyLock(lockPath string, l *manifest.Lock, tool string) error {
+// was locked on this platform, and the toolbox file is the locked one
+// (checked with tf when it is for l, else by a check of its own).
+func verifyLock(lockPath string, l *manifest.Lock, tool string, tf *ToolboxFileCheck) error {
 	if l == nil {
 		return &RefusedError{What: "no lock", Fix: relockFix}
 	}
@@ -58,7 +65,10 @@ func verifyLock(lockPath string, l *manifest.Lock, tool string) error {
 			Fix:  relockFix + " on this machine",
 		}
 	}
-	return VerifyToolboxFile(lockPath, l)
+	if !tf.isFor(lockPath, l) {
+		tf = newToolboxFileCheck(lockPath, l)
+	}
+	return tf.Verify()
 }
 
 // VerifyBinary checks that the binary of tool (in l, at lockPath) still has
@@ -152,8 +162,11 @@ func asHashError(err error) *hashError {
 	return &hashError{what: fmt.Sprintf("became unreadable (%v)", err), err: err}
 }
 
+// hashFile is manifest.HashFile; tests count hashes through it.
+var hashFile = manifest.HashFile
+
 func checkHash(path, want string) error {
-	got, err := manifest.HashFile(path)
+	got, err := hashFile(path)
 	switch {
 	case err != nil:
 		return asHashError(err)

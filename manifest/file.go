@@ -3,15 +3,13 @@ package manifest
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 
+	"github.com/toolbox-dev/toolbox/internal/atomicfile"
 	"github.com/toolbox-dev/toolbox/internal/inputfile"
 )
 
@@ -62,64 +60,9 @@ func Write(path string, l *Lock) error {
 	if err != nil {
 		return fmt.Errorf("writing lock %q: %w", path, err)
 	}
-	if err := writeFileAtomic(path, data, 0o644); err != nil {
+	// 0644: a lock is read by whoever runs tools.
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("writing lock %q: %w", path, err)
-	}
-	return nil
-}
-
-// writeFileAtomic is Write without the encoding.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	return writeAtomicWith(path, data, perm, (*os.File).Write)
-}
-
-// writeAtomicWith is writeFileAtomic writing the data with write, which
-// tests replace to inject a fault that does not depend on permissions
-// (root ignores them): a disk that fills up half-way.
-func writeAtomicWith(path string, data []byte, perm os.FileMode, write func(*os.File, []byte) (int, error)) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = write(tmp, data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file 0600; a lock is read by whoever runs tools.
-	if err = tmp.Chmod(perm); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes the rename durable. File systems that cannot fsync a
-// directory say EINVAL; that is not a failure.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("syncing directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("syncing directory: %w", err)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/toolbox-dev/toolbox/manifest"
-	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -117,43 +116,10 @@ func MCPServerSpec(lockDir string, l *manifest.Lock, name string, trust *Trust) 
 		return nil, fmt.Errorf("mcp server %q is locked with %q and needs the lock's trusted paths (runspec.NewTrust)", name, m)
 	}
 	spec.Mechanism, spec.NetNone, spec.TmpPrivate = m, sb.Net == "none", sb.Tmp == "private"
-	if sb.FS != nil {
-		realLockDir := lockDir
-		if r, err := filepath.EvalSymlinks(lockDir); err == nil {
-			realLockDir = r
-		}
-		add := func(dst *[]string, p, field string) error {
-			if _, named, err := protocol.WorkspacePath(p); named || err != nil {
-				// Resolved under the call's workspace, never through a
-				// symlink below it (as a tool's, workspaceGrant), and a
-				// misused token refused there (ResolvePath).
-				r, err := workspaceGrant(spec, lockDir, p, field, trust)
-				if err != nil {
-					return fmt.Errorf("mcp server %q: %w", name, err)
-				}
-				*dst = append(*dst, r)
-				return nil
-			}
-			abs := resolve(lockDir, p)
-			*dst = append(*dst, abs)
-			if r, ok := srv.Paths[p]; ok {
-				if spec.Resolved == nil {
-					spec.Resolved = map[string]string{}
-				}
-				spec.Resolved[abs] = resolve(realLockDir, r)
-			}
-			return nil
-		}
-		for _, p := range sb.FS.Read {
-			if err := add(&spec.Read, p, "sandbox.fs.read"); err != nil {
-				return nil, err
-			}
-		}
-		for _, p := range sb.FS.Write {
-			if err := add(&spec.Write, p, "sandbox.fs.write"); err != nil {
-				return nil, err
-			}
-		}
+	d := declared{base: lockDir, readField: "sandbox.fs.read", writeField: "sandbox.fs.write", locked: srv.Paths, lockDir: lockDir,
+		owner: fmt.Sprintf("mcp server %q", name)}
+	if err := d.grant(spec, sb.FS, trust); err != nil {
+		return nil, err
 	}
 	return spec, nil
 }

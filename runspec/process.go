@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/toolbox-dev/toolbox/manifest"
-	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -46,36 +45,12 @@ func ProcessSpec(lockDir string, pb *manifest.ProcessBuiltin, trust *Trust) (*sa
 			}
 		}
 	}
-	if sb.FS != nil {
-		var err error
-		if spec.Read, err = processPaths(spec, lockDir, sb.FS.Read, sandbox.FieldRead, trust); err != nil {
-			return nil, err
-		}
-		if spec.Write, err = processPaths(spec, lockDir, sb.FS.Write, sandbox.FieldWrite, trust); err != nil {
-			return nil, err
-		}
+	d := declared{base: lockDir, readField: "sandbox.fs.read", writeField: "sandbox.fs.write", keepWorkspace: true,
+		owner: `builtin "process"`}
+	if err := d.grant(spec, sb.FS, trust); err != nil {
+		return nil, err
 	}
 	return spec, nil
-}
-
-// processPaths resolves the builtin's declared paths against lockDir, and
-// those naming the workspace under trust's (workspaceGrant). Without a
-// trust (a spec only described, never started) such a path stays as
-// declared, "{workspace}/…".
-func processPaths(spec *sandbox.Spec, lockDir string, paths []string, field string, trust *Trust) ([]string, error) {
-	var out []string
-	for _, p := range paths {
-		if _, named, _ := protocol.WorkspacePath(p); named && trust == nil {
-			out = append(out, p)
-			continue
-		}
-		r, err := workspaceGrant(spec, lockDir, p, strings.TrimPrefix(field, "runtime."), trust)
-		if err != nil {
-			return nil, fmt.Errorf("builtin \"process\": %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }
 
 // CommandSpec is the spec every background command of lock l (at

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/sandbox"
@@ -186,28 +185,9 @@ func Spec(lockDir string, t *manifest.Tool, trust *Trust) (*sandbox.Spec, error)
 	}
 	if declaresSandbox(t) {
 		sb := t.Describe.Runtime.Sandbox
-		// The lock's resolutions are relative to the lock's real directory
-		// (no tool can move it: it holds the protected lock).
-		realLockDir := lockDir
-		if r, err := filepath.EvalSymlinks(lockDir); err == nil {
-			realLockDir = r
-		}
-		if sb.FS != nil {
-			var err error
-			if spec.Read, err = declaredPaths(spec, toolDir, sb.FS.Read, sandbox.FieldRead, trust); err != nil {
-				return nil, err
-			}
-			if spec.Write, err = declaredPaths(spec, toolDir, sb.FS.Write, sandbox.FieldWrite, trust); err != nil {
-				return nil, err
-			}
-			for _, p := range append(slices.Clone(sb.FS.Read), sb.FS.Write...) {
-				if r, ok := t.Runtime.Paths[p]; ok {
-					if spec.Resolved == nil {
-						spec.Resolved = map[string]string{}
-					}
-					spec.Resolved[resolveAll(toolDir, []string{p})[0]] = resolve(realLockDir, r)
-				}
-			}
+		d := declared{base: toolDir, readField: sandbox.FieldRead, writeField: sandbox.FieldWrite, locked: t.Runtime.Paths, lockDir: lockDir}
+		if err := d.grant(spec, sb.FS, trust); err != nil {
+			return nil, err
 		}
 		spec.NetNone = sb.Net == "none"
 		spec.TmpPrivate = sb.Tmp == "private"
@@ -222,21 +202,4 @@ func Spec(lockDir string, t *manifest.Tool, trust *Trust) (*sandbox.Spec, error)
 	spec.UnixSockets = t.Kind == manifest.KindPlugin && spec.Mechanism != sandbox.None
 	spec.Limits = Limits(t.Runtime.Limits)
 	return spec, nil
-}
-
-// resolveAll makes declared sandbox paths absolute against the tool's
-// directory. A describe document's paths are native paths of the machine.
-func resolveAll(toolDir string, paths []string) []string {
-	if paths == nil {
-		return nil
-	}
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		if filepath.IsAbs(p) {
-			out[i] = filepath.Clean(p)
-		} else {
-			out[i] = filepath.Join(toolDir, p)
-		}
-	}
-	return out
 }

@@ -41,6 +41,42 @@ func TestNewTrust(t *testing.T) {
 	}
 }
 
+// TrustOf is the one maker of the lists: the lock, the toolbox file, the
+// binaries in the order given (each once, "" skipped, relative ones
+// against the lock's directory), the pin and toolbox's executables;
+// hidden: the given directories, then the envdir root. NewTrust is
+// TrustOf on what the lock names, its binaries sorted.
+func TestTrustOf(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "toolbox.lock.json")
+	pin := &sandbox.BwrapPin{Path: "/usr/bin/bwrap", SHA256: strings.Repeat("a", 64)}
+	tr := TrustOf(lock, Guarded{
+		ToolboxFile: filepath.Join(dir, "toolbox.hcl"),
+		EnvdirRoot:  "env",
+		Binaries:    []string{"tools/z", "", "/opt/b", dir + "/tools/z", "tools/a"},
+		Bwrap:       pin,
+		Hidden:      []string{"", "/var/lib/toolbox"},
+	})
+	want := append([]string{lock, dir + "/toolbox.hcl", dir + "/tools/z", "/opt/b", dir + "/tools/a", "/usr/bin/bwrap"}, SelfExecutables()...)
+	if !slices.Equal(tr.Protected, want) {
+		t.Errorf("Protected = %q, want %q", tr.Protected, want)
+	}
+	if !slices.Equal(tr.Hidden, []string{"/var/lib/toolbox", dir + "/env"}) || tr.Bwrap != pin || tr.LockPath != lock || tr.defaultWorkspace != "" {
+		t.Errorf("trust %+v", tr)
+	}
+	l := manifest.New()
+	l.File = manifest.FileRef{Path: "toolbox.hcl"}
+	l.Tools["z"] = &manifest.Tool{Path: "tools/z"}
+	l.Tools["b"] = &manifest.Tool{Path: "/opt/b"}
+	l.Tools["a"] = &manifest.Tool{Path: "tools/a"}
+	l.Workspace = "ws"
+	tr = NewTrust(lock, l)
+	want = append([]string{lock, dir + "/toolbox.hcl", "/opt/b", dir + "/tools/a", dir + "/tools/z"}, SelfExecutables()...)
+	if !slices.Equal(tr.Protected, want) || tr.defaultWorkspace != dir+"/ws" {
+		t.Errorf("NewTrust: Protected = %q, want %q; default workspace %q", tr.Protected, want, tr.defaultWorkspace)
+	}
+}
+
 // A sandboxed tool is never prepared without the lock's trust: its
 // protected paths and pinned bwrap would be missing. The lock's
 // resolutions of declared paths reach the spec; a shared tmp is made.

@@ -254,24 +254,83 @@ func (t *Trust) callWorkspace() (string, error) {
 	return t.Workspace, t.WorkspaceErr
 }
 
-// declaredPaths makes a tool's declared sandbox paths host paths: those
-// naming the workspace under the call's workspace (each recorded in
-// spec.Resolved as its own resolution, see workspaceGrant), absolute ones
-// cleaned, the others under the tool's directory. field names the
-// declaration in a refusal.
-func declaredPaths(spec *sandbox.Spec, toolDir string, paths []string, field string, trust *Trust) ([]string, error) {
-	if paths == nil {
-		return nil, nil
+// declared says how one sandbox declaration's fs paths (a tool's
+// runtime.sandbox, an MCP server's or builtin "process"'s sandbox) become
+// the spec's grants: grant is its one implementation.
+type declared struct {
+	// base is what relative paths are against: the tool's directory, or
+	// the lock's for what the toolbox file declares.
+	base string
+	// readField and writeField name the declarations in a refusal.
+	readField, writeField string
+	// locked are the lock-time resolutions of the paths that have one
+	// (Runtime.Paths, MCPServer.Paths), relative to lockDir's real
+	// directory; nil for none.
+	locked  map[string]string
+	lockDir string
+	// keepWorkspace: without a trust (a spec only described, never
+	// started), a path naming the workspace stays as declared,
+	// "{workspace}/…"; otherwise it is refused.
+	keepWorkspace bool
+	// owner, when not "", prefixes a refusal: `mcp server "x"`.
+	owner string
+}
+
+// grant fills spec.Read and spec.Write from fs: a path naming the
+// workspace under the call's workspace (workspaceGrant: its own entry in
+// spec.Resolved), an absolute one cleaned, the others under d.base; then
+// each path with a lock-time resolution gets it in spec.Resolved. A
+// nil fs grants nothing.
+func (d declared) grant(spec *sandbox.Spec, fs *protocol.FS, trust *Trust) error {
+	if fs == nil {
+		return nil
 	}
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		r, err := workspaceGrant(spec, toolDir, p, field, trust)
-		if err != nil {
-			return nil, err
+	paths := func(ps []string, field string) ([]string, error) {
+		var out []string
+		for _, p := range ps {
+			if _, named, _ := protocol.WorkspacePath(p); named && trust == nil && d.keepWorkspace {
+				out = append(out, p)
+				continue
+			}
+			r, err := workspaceGrant(spec, d.base, p, field, trust)
+			if err != nil {
+				if d.owner != "" {
+					err = fmt.Errorf("%s: %w", d.owner, err)
+				}
+				return nil, err
+			}
+			out = append(out, r)
 		}
-		out[i] = r
+		return out, nil
 	}
-	return out, nil
+	var err error
+	if spec.Read, err = paths(fs.Read, d.readField); err != nil {
+		return err
+	}
+	if spec.Write, err = paths(fs.Write, d.writeField); err != nil {
+		return err
+	}
+	if len(d.locked) == 0 {
+		return nil
+	}
+	// The lock's resolutions are relative to the lock's real directory
+	// (no tool can move it: it holds the protected lock).
+	realLockDir := d.lockDir
+	if r, err := filepath.EvalSymlinks(d.lockDir); err == nil {
+		realLockDir = r
+	}
+	for _, p := range append(slices.Clone(fs.Read), fs.Write...) {
+		if _, named, _ := protocol.WorkspacePath(p); named {
+			continue // never resolved at lock
+		}
+		if r, ok := d.locked[p]; ok {
+			if spec.Resolved == nil {
+				spec.Resolved = map[string]string{}
+			}
+			spec.Resolved[resolve(d.base, p)] = resolve(realLockDir, r)
+		}
+	}
+	return nil
 }
 
 // workspaceGrant resolves one declared path (ResolvePath). A path naming

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -279,4 +280,58 @@ func envLookup(env []string, name string) (string, bool) {
 func envValue(env []string, name string) string {
 	v, _ := envLookup(env, name)
 	return v
+}
+
+// declared.grant is the one resolution of declared fs paths (a tool's, an
+// MCP server's, builtin "process"'s): relative ones under base, absolute
+// ones cleaned, those naming the workspace under the call's workspace as
+// their own resolution, lock-time resolutions against the lock's real
+// directory; a refusal carries the owner; without a trust a workspace
+// path stays as declared only when keepWorkspace says so.
+func TestDeclaredGrant(t *testing.T) {
+	real := t.TempDir()
+	lockDir := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, lockDir); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	trust := (&Trust{}).WithWorkspace(Workspace{Dir: ws, From: FromFlag})
+	if trust.WorkspaceErr != nil {
+		t.Fatal(trust.WorkspaceErr)
+	}
+	fs := &protocol.FS{Read: []string{"data", "/etc/../etc", "{workspace}/src"}, Write: []string{"out"}}
+	d := declared{base: "/tools/x", readField: sandbox.FieldRead, writeField: sandbox.FieldWrite,
+		locked: map[string]string{"data": "data/real", "{workspace}/src": "ignored"}, lockDir: lockDir}
+	spec := &sandbox.Spec{}
+	if err := d.grant(spec, fs, trust); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/tools/x/data", "/etc", ws + "/src"}; !slices.Equal(spec.Read, want) {
+		t.Errorf("Read = %q, want %q", spec.Read, want)
+	}
+	if want := []string{"/tools/x/out"}; !slices.Equal(spec.Write, want) {
+		t.Errorf("Write = %q, want %q", spec.Write, want)
+	}
+	want := map[string]string{"/tools/x/data": real + "/data/real", ws + "/src": ws + "/src"}
+	if !reflectEqual(spec.Resolved, want) {
+		t.Errorf("Resolved = %v, want %v", spec.Resolved, want)
+	}
+
+	// Without a trust: kept as declared for a description, else refused
+	// with the owner and the field.
+	d = declared{base: "/lock", readField: "sandbox.fs.read", writeField: "sandbox.fs.write", keepWorkspace: true, owner: `builtin "process"`}
+	spec = &sandbox.Spec{}
+	if err := d.grant(spec, &protocol.FS{Write: []string{"{workspace}/out"}}, nil); err != nil || !slices.Equal(spec.Write, []string{"{workspace}/out"}) {
+		t.Errorf("described: %q, %v", spec.Write, err)
+	}
+	d.keepWorkspace = false
+	err := d.grant(&sandbox.Spec{}, &protocol.FS{Write: []string{"{workspace}/out"}}, nil)
+	if !errors.Is(err, ErrNoWorkspace) || !strings.HasPrefix(err.Error(), `builtin "process": `) {
+		t.Errorf("no workspace: %v, want ErrNoWorkspace after the owner", err)
+	}
+	// No fs, no grants.
+	spec = &sandbox.Spec{}
+	if err := d.grant(spec, nil, trust); err != nil || spec.Read != nil || spec.Write != nil || spec.Resolved != nil {
+		t.Errorf("nil fs: %+v, %v", spec, err)
+	}
 }

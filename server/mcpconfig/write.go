@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/internal/atomicfile"
 	"github.com/toolbox-dev/toolbox/internal/inputfile"
 )
 
@@ -82,7 +82,7 @@ func Write(path string, c Client, s Server, now time.Time) (Written, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return w, fmt.Errorf("creating %q: %w", dir, err)
 	}
-	if err := replaceFile(w.File, merged, mode); err != nil {
+	if err := atomicfile.WriteRegular(w.File, merged, mode); err != nil {
 		return w, fmt.Errorf("writing %q: %w", w.File, err)
 	}
 	return w, nil
@@ -117,48 +117,4 @@ func backup(path string, data []byte, mode fs.FileMode, now time.Time) (string, 
 		}
 		return name, nil
 	}
-}
-
-// replaceFile puts data at path through a synced temporary file renamed
-// over it, so that a reader sees the old file or the new one, never a
-// part; the temporary file is removed on failure.
-func replaceFile(path string, data []byte, mode fs.FileMode) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "." // not CreateTemp's default, the system's temporary directory
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".toolbox-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(filepath.Clean(dir)); derr == nil {
-		// The rename's durability; a file system that cannot sync a
-		// directory (EINVAL) is no failure.
-		if serr := d.Sync(); serr != nil && !errors.Is(serr, syscall.EINVAL) {
-			err = serr
-		}
-		d.Close()
-	}
-	return err
 }

@@ -13,9 +13,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
+
 	"strings"
 
+	"github.com/toolbox-dev/toolbox/internal/atomicfile"
 	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
@@ -219,29 +220,11 @@ func EnsureTokenFile(path string) (token string, created bool, err error) {
 		return "", false, fmt.Errorf("making the MCP token: %w", err)
 	}
 	token = hex.EncodeToString(raw[:])
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return "", false, fmt.Errorf("writing the MCP token file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(token + "\n")
-	if werr == nil {
-		werr = tmp.Chmod(0o600)
-	}
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return "", false, fmt.Errorf("writing the MCP token file: %w", werr)
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
+	if err := atomicfile.Create(path, []byte(token+"\n"), 0o600); err != nil {
 		if errors.Is(err, fs.ErrExist) { // made meanwhile: use that one
 			return EnsureTokenFile(path)
 		}
-		return "", false, fmt.Errorf("placing the MCP token file: %w", err)
+		return "", false, fmt.Errorf("writing the MCP token file: %w", err)
 	}
 	return token, true, nil
 }

@@ -106,8 +106,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// file's bytes changed (only the HCL parser tells whether its
 	// configuration did), or the tool needs a validator, the plugin host
 	// or the MCP client.
+	// The toolbox file is hashed once for the call: here, and Run reuses it.
+	var tbFile *launcher.ToolboxFileCheck
 	if opts.Delegate != nil {
-		if launcher.ToolboxFileBytesChanged(lockPath, l) {
+		if tbFile = launcher.CheckToolboxFile(lockPath, l); tbFile.BytesChanged() {
 			return opts.Delegate()
 		}
 		if tool, _, rerr := launcher.Resolve(l, opts.Name, backends); rerr == nil {
@@ -139,7 +141,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		lockPath = abs
 	}
 	req := launcher.Request{
-		LockPath: lockPath, Lock: l, Name: opts.Name, Backends: backends, Args: args,
+		LockPath: lockPath, Lock: l, ToolboxFile: tbFile, Name: opts.Name, Backends: backends, Args: args,
 		Timeout: opts.Timeout, CallerEnv: os.Environ(), Session: opts.Session, StateDir: opts.StateDirInUse(), Workspace: ws,
 		CompileSchema: opts.CompileSchema, Plugins: opts.Plugins, MCP: opts.MCP, KeepEvents: opts.Keep,
 	}

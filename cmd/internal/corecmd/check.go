@@ -6,10 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/compiler"
-	"github.com/toolbox-dev/toolbox/internal/inputfile"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/sandbox"
@@ -183,13 +180,9 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 	// The lock on disk is read once: it marks MCP drift (a backend is ok
 	// when its server lists its locked tools) and is compared below.
 	lockPath := manifest.LockPath(opts.ToolboxFile())
-	diskRaw, diskErr := inputfile.ReadFile(lockPath, manifest.MaxLockBytes)
-	var diskLock *manifest.Lock
-	var diskBad error // the lock on disk does not load
-	if diskErr == nil {
-		if diskLock, diskBad = manifest.Unmarshal(diskRaw); diskBad == nil {
-			compiler.MarkDrift(res, diskLock)
-		}
+	disk := manifest.ReadDiskLock(lockPath)
+	if disk.Lock != nil {
+		compiler.MarkDrift(res, disk.Lock)
 	}
 	rep := buildProbeReport(res)
 	explained := res.Draft
@@ -199,15 +192,15 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 		// edited by hand (or by a tool) shows here, and the exposure is
 		// the one of the lock a run would use. --sandbox probes another
 		// mechanism on purpose, so its lock differs by design.
-		disk, changes, err := probedLockDiff(diskRaw, diskErr, diskLock, diskBad, res.Lock)
+		diskLock, changes, err := disk.ProbedDrift(res.Lock)
 		if err != nil {
 			return fmt.Errorf("comparing with %s: %w", lockPath, err)
 		}
 		if changes != nil {
 			rep.LockDrift = changes
 			drift = cli.WithCode(cli.ExitDrift, fmt.Errorf("the lock on disk is not what the probes found; runs use the lock on disk; run `toolbox lock`:\n  %s", strings.Join(changes, "\n  ")))
-			if disk != nil {
-				explained = disk
+			if diskLock != nil {
+				explained = diskLock
 			}
 		}
 	}
@@ -228,54 +221,6 @@ func probeRun(ctx context.Context, opts *CheckOptions) error {
 		return errors.New(joinErrs("some tools cannot be locked:", res.Errs))
 	}
 	return drift
-}
-
-// probedLockDiff compares the lock the probes built with the lock on disk:
-// raw and readErr are the result of reading it, disk and bad of decoding
-// it. No lock yet is no difference: check --probe also serves before the
-// first lock.
-func probedLockDiff(raw []byte, readErr error, disk *manifest.Lock, bad error, probed *manifest.Lock) (*manifest.Lock, []string, error) {
-	if errors.Is(readErr, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if readErr != nil {
-		return nil, nil, readErr
-	}
-	if bad == nil {
-		probed = withHealthOf(probed, disk)
-	}
-	data, err := manifest.Marshal(probed)
-	if err != nil {
-		return nil, nil, err
-	}
-	return diffLock(raw, disk, bad, probed, data)
-}
-
-// withHealthOf returns a copy of probed holding disk's probe results and
-// active backends: a check that passes or fails now is the machine's live
-// state, which check --probe reports, not a lock that differs from its
-// tools (what they declare, their binaries, how they run).
-func withHealthOf(probed, disk *manifest.Lock) *manifest.Lock {
-	out := *probed
-	out.Tools = make(map[string]*manifest.Tool, len(probed.Tools))
-	for name, t := range probed.Tools {
-		if d := disk.Tools[name]; d != nil && t.Describe != nil && d.Describe != nil {
-			c := *t
-			c.Probe = d.Probe
-			t = &c
-		}
-		out.Tools[name] = t
-	}
-	out.Capabilities = make(map[string]*manifest.Capability, len(probed.Capabilities))
-	for name, c := range probed.Capabilities {
-		if d := disk.Capabilities[name]; d != nil && slices.Equal(d.Backends, c.Backends) {
-			cc := *c
-			cc.Active = d.Active
-			c = &cc
-		}
-		out.Capabilities[name] = c
-	}
-	return &out
 }
 
 func buildProbeReport(res *compiler.Result) probeReport {

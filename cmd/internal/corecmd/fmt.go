@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/internal/atomicfile"
 )
 
 // FmtOptions are the inputs of the fmt command.
@@ -85,28 +85,12 @@ func fmtRun(opts *FmtOptions) error {
 	return nil
 }
 
-// writeAtomic replaces path with data through a temporary file in the same
-// directory, keeping path's permissions.
+// writeAtomic replaces path with data atomically (internal/atomicfile),
+// keeping path's permissions.
 func writeAtomic(path string, data []byte) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".fmt-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, data, st.Mode().Perm())
 }

@@ -3,7 +3,6 @@ package corecmd
 import (
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/compiler"
-	"github.com/toolbox-dev/toolbox/internal/inputfile"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
 
@@ -154,7 +152,7 @@ func progress(w io.Writer, total int) func(*compiler.ToolReport) {
 // checkDrift compares what lock would write with the lock on disk; it
 // returns what changed (nil when up to date) and the error of --check.
 func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte) ([]string, error) {
-	_, changes, err := lockDiff(path, lock, data)
+	_, changes, err := manifest.ReadDiskLock(path).Drift(lock, data)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []string{"no lock file"}, cli.WithCode(cli.ExitDrift, fmt.Errorf("%s does not exist; run `toolbox lock` and commit it", path))
 	}
@@ -169,52 +167,6 @@ func checkDrift(opts *LockOptions, path string, lock *manifest.Lock, data []byte
 	}
 	msg := fmt.Sprintf("%s is out of date; run `toolbox lock`:\n  %s", path, strings.Join(changes, "\n  "))
 	return changes, cli.WithCode(cli.ExitDrift, errors.New(msg))
-}
-
-// lockDiff compares lock (data is its canonical bytes) with the lock at
-// path. It returns the lock on disk when it loads, and what differs: nil
-// when the two agree (a toolbox file whose bytes changed but whose
-// configuration did not is no difference). Errors: fs.ErrNotExist when
-// there is no lock, or the read error.
-func lockDiff(path string, lock *manifest.Lock, data []byte) (*manifest.Lock, []string, error) {
-	old, err := inputfile.ReadFile(path, manifest.MaxLockBytes)
-	if err != nil {
-		return nil, nil, err
-	}
-	prev, perr := manifest.Unmarshal(old)
-	return diffLock(old, prev, perr, lock, data)
-}
-
-// diffLock is lockDiff on the lock on disk already read: its bytes old and
-// their decoding (prev, or the error perr).
-func diffLock(old []byte, prev *manifest.Lock, perr error, lock *manifest.Lock, data []byte) (*manifest.Lock, []string, error) {
-	if perr == nil && prev.File.Path == lock.File.Path && prev.File.Config == lock.File.Config && prev.File.SHA256 != lock.File.SHA256 {
-		// Only the toolbox file's bytes changed (a comment, toolbox fmt):
-		// its configuration is the locked one, which is no drift.
-		same := *lock
-		same.File.SHA256 = prev.File.SHA256
-		var err error
-		if data, err = manifest.Marshal(&same); err != nil {
-			return nil, nil, err
-		}
-		lock = &same
-	}
-	if bytes.Equal(old, data) {
-		return prev, nil, nil
-	}
-	var changes []string
-	if perr == nil {
-		changes = manifest.Diff(prev, lock)
-	} else {
-		changes = []string{fmt.Sprintf("the lock on disk does not load: %v", perr)}
-	}
-	if len(changes) == 0 {
-		changes = []string{"the lock on disk is not in canonical form"}
-	}
-	if perr != nil {
-		prev = nil
-	}
-	return prev, changes, nil
 }
 
 func printLockSummary(opts *LockOptions, res *compiler.Result, path string) {
