@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // bwrapCmd builds the bwrap invocation for c. bwrap is the pinned binary
@@ -151,7 +153,7 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 		buf.WriteString(x)
 		buf.WriteByte(0)
 	}
-	argsR, err := feedPipe(buf.Bytes())
+	argsR, err := helper.FeedPipe(buf.Bytes())
 	if err != nil {
 		if infoR != nil {
 			infoR.Close()
@@ -268,21 +270,6 @@ func openNoFollow(p string) (*os.File, error) {
 		return nil, &os.PathError{Op: "openat2", Path: p, Err: err}
 	}
 	return os.NewFile(uintptr(fd), p), nil
-}
-
-// feedPipe returns the read end of a pipe that will deliver data then EOF.
-// A writer goroutine ends once the data is read or the read end is closed
-// everywhere, so a child that never starts leaves nothing behind.
-func feedPipe(data []byte) (*os.File, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		_, _ = w.Write(data)
-		w.Close()
-	}()
-	return r, nil
 }
 
 // readBwrapInfo reads the JSON bwrap writes on --info-fd and returns the

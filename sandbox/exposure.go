@@ -353,7 +353,7 @@ func (e *Exposure) explainLandlock(s *Spec, lay *landlockLayout) {
 	e.Seccomp = filterName(s.toolRules(Landlock), false)
 	e.addGrants(lay.gs)
 	for _, g := range lay.grants {
-		if g.f == nil {
+		if g.File == nil {
 			e.System = append(e.System, g.Path)
 		}
 	}

@@ -1,99 +1,15 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
-	"strconv"
-	"syscall"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
-
-// exitSetupFailed is the helper's exit code when the tool never started
-// (DESIGN.md §7: 125 = toolbox failed before launch).
-const exitSetupFailed = 125
-
-// runHelper is the sandbox helper: for landlock it restricts one thread
-// and starts the tool from it; for an unconfined tool (Plain) it only
-// starts it (see reaperCmd). Either way it stays the tool's parent as a
-// child subreaper, and when the tool ends kills every remaining descendant
-// and exits with the tool's code (128+signal when it was killed). It
-// returns the exit code.
-func runHelper() int {
-	hs, status, err := readHelperSpec()
-	if err != nil {
-		reportHelper(status, err)
-		return exitSetupFailed
-	}
-	sigs := make(chan os.Signal, 4)
-	// The tool shares the helper's process group, so a group signal
-	// reaches it directly; the helper only has to survive it.
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	if os.Getppid() != hs.ParentPID {
-		reportHelper(status, errors.New("toolbox exited before the tool started"))
-		return exitSetupFailed
-	}
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		reportHelper(status, fmt.Errorf("becoming child subreaper: %w", err))
-		return exitSetupFailed
-	}
-	start := startRestricted
-	if hs.Plain {
-		start = startPlain
-	}
-	pid, exited, err := start(hs)
-	if err != nil {
-		reportHelper(status, err)
-		return exitSetupFailed
-	}
-	if status != nil {
-		_, _ = status.WriteString("ok\n")
-		status.Close()
-	}
-	for {
-		select {
-		case code := <-exited:
-			reapDescendants()
-			return code
-		case sig := <-sigs:
-			if os.Getppid() == hs.ParentPID {
-				continue
-			}
-			// Our parent died (Pdeathsig): nobody will stop the tool.
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			reapDescendants()
-			n, _ := sig.(syscall.Signal)
-			return 128 + int(n)
-		}
-	}
-}
-
-func readHelperSpec() (*helperSpec, *os.File, error) {
-	markCloexec()
-	var hs helperSpec
-	status, err := readSpecFD(&hs, func() int { return hs.StatusFD })
-	if err != nil {
-		return nil, status, err
-	}
-	if hs.Path == "" || len(hs.Argv) == 0 || hs.Dir == "" && !hs.Plain {
-		return nil, status, errors.New("incomplete spec")
-	}
-	return &hs, status, nil
-}
-
-func reportHelper(status *os.File, err error) {
-	msg := statusLine(err)
-	if status != nil {
-		_, _ = status.WriteString(msg + "\n")
-		status.Close()
-		return
-	}
-	fmt.Fprintf(os.Stderr, "toolbox sandbox helper: %s\n", msg)
-}
 
 // startRestricted builds the ruleset, then on a dedicated thread (never
 // the thread group leader, which must stay unrestricted so that the tool
@@ -117,13 +33,13 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	if err := addLandlockRules(rulesetFD, hs); err != nil {
 		return 0, nil, err
 	}
-	if err := takeLimits(hs); err != nil {
+	if err := helper.TakeLimits(hs); err != nil {
 		return 0, nil, err
 	}
 	if err := addLimitsWrapperRule(rulesetFD, hs); err != nil {
 		return 0, nil, err
 	}
-	if err := checkScript(hs); err != nil {
+	if err := helper.CheckScript(hs); err != nil {
 		return 0, nil, err
 	}
 	cred, err := credential(hs.RunAs, Landlock)
@@ -141,33 +57,33 @@ func startRestricted(hs *helperSpec) (int, <-chan int, error) {
 	exited := make(chan int, 1) // the tool's exit code
 	go onNonLeaderThread(func() {
 		if err := unshareIPC(); err != nil {
-			started <- startResult{err: err}
+			started <- startResult{Err: err}
 			return
 		}
 		if err := dropCapabilities(); err != nil {
-			started <- startResult{err: err}
+			started <- startResult{Err: err}
 			return
 		}
-		if err := dropLimitsCap(hs); err != nil {
-			started <- startResult{err: err}
+		if err := helper.DropLimitsCap(hs); err != nil {
+			started <- startResult{Err: err}
 			return
 		}
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			started <- startResult{err: fmt.Errorf("setting no_new_privs: %w", err)}
+			started <- startResult{Err: fmt.Errorf("setting no_new_privs: %w", err)}
 			return
 		}
 		if err := llsys.LandlockRestrictSelf(rulesetFD, flags); err != nil {
-			started <- startResult{err: fmt.Errorf("enforcing the landlock ruleset: %w", err)}
+			started <- startResult{Err: fmt.Errorf("enforcing the landlock ruleset: %w", err)}
 			return
 		}
 		if err := loadFilter(prog); err != nil {
-			started <- startResult{err: err}
+			started <- startResult{Err: err}
 			return
 		}
-		forkAndReap(hs, env, cred, started, exited)
+		helper.ForkAndReap(hs, env, cred, started, exited)
 	})
 	r := <-started
-	return r.pid, exited, r.err
+	return r.PID, exited, r.Err
 }
 
 // Landlock rights granted on paths. Writable directories get everything
@@ -219,32 +135,6 @@ func grantFile(g helperGrant) (*os.File, error) {
 		return os.NewFile(uintptr(g.FD), g.Path), nil
 	}
 	return openNoFollow(g.Path)
-}
-
-// execPath is what the tool is executed by: the checked descriptor itself
-// for a binary (close-on-exec since readHelperSpec, so the tool inherits
-// nothing), the resolved path for a script, or Path without a descriptor.
-func execPath(hs *helperSpec) string {
-	if hs.ExeFD > 2 && !hs.Script {
-		return "/proc/self/fd/" + strconv.Itoa(hs.ExeFD)
-	}
-	return hs.Path
-}
-
-// checkScript makes sure a script run by its path is still the file the
-// parent checked (it also checked that only trusted users could swap it).
-func checkScript(hs *helperSpec) error {
-	if hs.ExeFD <= 2 || !hs.Script {
-		return nil
-	}
-	var a, b unix.Stat_t
-	if err := unix.Fstat(hs.ExeFD, &a); err != nil {
-		return fmt.Errorf("checking the executable: %w", err)
-	}
-	if err := unix.Stat(hs.Path, &b); err != nil || a.Dev != b.Dev || a.Ino != b.Ino {
-		return fmt.Errorf("%q was replaced after its check", hs.Path)
-	}
-	return nil
 }
 
 // dropCapabilities makes sure the tool this thread execs has no
@@ -302,30 +192,4 @@ func onNonLeaderThread(f func()) {
 		close(done)
 	}()
 	<-done
-}
-
-// reapDescendants kills and reaps everything below the helper. As a child
-// subreaper it inherits every orphan, so no child left means no
-// descendant left.
-func reapDescendants() {
-	self := os.Getpid()
-	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		switch {
-		case errors.Is(err, syscall.EINTR) || pid > 0:
-			continue
-		case err != nil: // ECHILD: done
-			return
-		}
-		killDescendants(self)
-		_, _ = syscall.Wait4(-1, &ws, 0, nil)
-	}
-}
-
-func exitCode(ws syscall.WaitStatus) int {
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ws.ExitStatus()
 }

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // The helper runs from this package's initialisation, as the limits
@@ -25,7 +25,7 @@ import (
 // check of its own.)
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == helperArg {
-		unix.Exit(runHelper())
+		unix.Exit(helper.Run(startRestricted))
 	}
 }
 
@@ -103,17 +103,4 @@ func withHelper(cmd *exec.Cmd) {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 		cmd.Path = "/proc/self/fd/" + strconv.Itoa(2+len(cmd.ExtraFiles))
 	}
-}
-
-// decodeSpec decodes the spec of the helper or of the limits wrapper into
-// v, refusing a field it does not know: a caller built from newer source
-// than this binary (UseHelper's, which also runs the limits wrapper) may be
-// asking for a restriction or a limit it would silently leave out.
-func decodeSpec(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("decoding spec (is this binary from the same build as toolbox?): %w", err)
-	}
-	return nil
 }

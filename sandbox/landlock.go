@@ -45,52 +45,6 @@ func landlockABI() int {
 	return v
 }
 
-// helperArg is argv[1] of the landlock helper (see Init).
-const helperArg = "__toolbox-sandbox-exec"
-
-// helperSpec is what the helper reads from fd 3, as JSON: never argv or
-// the environment, which other processes can read.
-type helperSpec struct {
-	// Plain starts the tool unconfined (mechanism None): the helper is
-	// only its reaper.
-	Plain     bool          `json:"plain,omitempty"`
-	Path      string        `json:"path"`             // resolved executable
-	ExeFD     int           `json:"exe_fd,omitempty"` // the checked executable's descriptor (0: none)
-	Script    bool          `json:"script,omitempty"` // run by Path (its interpreter opens it again), after checking Path is ExeFD's file
-	Argv      []string      `json:"argv"`             // argv[0] included
-	Env       []string      `json:"env"`              // the tool's complete environment
-	Dir       string        `json:"dir"`              // resolved working directory ("" when Plain: the helper's)
-	Grants    []helperGrant `json:"grants"`
-	RunAs     *Identity     `json:"run_as,omitempty"`
-	ParentPID int           `json:"parent_pid"` // the process that started the helper
-	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
-	Seccomp   []byte        `json:"seccomp"`    // the tool's compiled seccomp filter (bpfBytes)
-	// Rlimits, when set, are given to the tool by the helper itself when
-	// it can hold them (holdsLimits), else by the limits wrapper, which
-	// also joins the call's cgroup through ProcsFD (0 = none). See
-	// helperFork.
-	Rlimits []rlimit `json:"rlimits,omitempty"`
-	ProcsFD int      `json:"procs_fd,omitempty"`
-
-	// selfLimited (the helper's own decision, never in the spec): the
-	// helper set Rlimits on itself, so the tool inherits them at fork.
-	selfLimited bool
-}
-
-// helperGrant is one resolved path the tool may use. Dir comes from the
-// parent's check: if the path changed type since, a directory rule on a
-// file fails and a file rule on a directory grants less, never more.
-type helperGrant struct {
-	Path  string `json:"path"`
-	Write bool   `json:"write,omitempty"`
-	Dir   bool   `json:"dir,omitempty"`
-	// FD is Path opened by the parent without following symlinks: the
-	// rule covers that inode, whatever Path names by the time the helper
-	// runs. 0 means the helper opens Path itself (the same way).
-	FD int      `json:"fd,omitempty"`
-	f  *os.File // the parent's descriptor
-}
-
 // minimalGrants drops the grants another directory grant already covers
 // with at least the same access (/bin under /usr on usrmerge systems, a
 // read path inside a writable one): every rule costs the helper three
@@ -198,7 +152,7 @@ func landlockPlan(s *Spec, c Command) (*landlockLayout, error) {
 		grants = append(grants, helperGrant{Path: d, Write: true})
 	}
 	for _, g := range gs {
-		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir, f: g.f})
+		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir, File: g.f})
 	}
 	lay.grants = minimalGrants(grants)
 	return lay, nil

@@ -13,6 +13,8 @@ import (
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // filterRules chooses the variant of the seccomp filter a sandboxed tool
@@ -439,7 +441,7 @@ func bwrapSeccompPipe(s *Spec) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := feedPipe(b)
+	r, err := helper.FeedPipe(b)
 	if err != nil {
 		return nil, fmt.Errorf("passing the seccomp filter: %w", err)
 	}
