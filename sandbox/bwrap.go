@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"strconv"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
@@ -91,7 +89,7 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 			a("--tmpfs", m.inside, "--remount-ro", m.inside)
 			continue
 		}
-		f, err := openNoFollow(m.src)
+		f, err := helper.OpenNoFollow(m.src)
 		if err != nil {
 			return nil, nil, closers, refuse(FieldSandbox, Bwrap, "check that nothing replaces the path while toolbox starts the tool",
 				"opening protected path %q: %v", m.src, err)
@@ -258,19 +256,6 @@ func relocateSharedTmp(gs []grant) string {
 }
 
 const fixBwrap = `install bubblewrap (e.g. apt-get install bubblewrap), or set sandbox = "landlock" or "auto" in the toolbox file`
-
-// openNoFollow opens p as a path descriptor, refusing any symlink on the
-// way: p was resolved just before, so a link now means it was swapped.
-func openNoFollow(p string) (*os.File, error) {
-	fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if err != nil {
-		return nil, &os.PathError{Op: "openat2", Path: p, Err: err}
-	}
-	return os.NewFile(uintptr(fd), p), nil
-}
 
 // readBwrapInfo reads the JSON bwrap writes on --info-fd and returns the
 // host pid of the sandbox's pid 1, or 0 when bwrap wrote none.

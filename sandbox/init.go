@@ -13,7 +13,7 @@ import (
 // descriptors close-on-exec already), and records that the binary can be
 // re-executed as the sandbox helper. (The helper and the limits
 // wrapper themselves run from this package's initialisation, before any
-// main: see helperexe.go and limitexec.go.)
+// main: see helperexe.go and package helper.)
 //
 // In a process that did not call Init, landlock refuses to start tools
 // (ErrStartFailed) and Detect reports it unusable, saying why.

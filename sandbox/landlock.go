@@ -12,15 +12,9 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
-)
 
-// requiredLandlockABI is the fixed Landlock ABI the landlock mechanism
-// needs: the filesystem rights of ABI 5 (including truncate and device
-// ioctls) and the scopes of ABI 6, which stop the tool from signalling
-// any process outside its sandbox (its helper, toolbox, the rest of the
-// host) and from connecting to an abstract unix socket made outside it.
-// Kernels without it are refused, never half-served.
-const requiredLandlockABI = 6
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
+)
 
 // landlockConfig is the ruleset the helper enforces: every filesystem
 // right is handled (so only granted paths are reachable), and signals and
@@ -36,13 +30,14 @@ func landlockConfig() (landlock.Config, error) {
 	return *c, nil
 }
 
-// landlockABI is the ABI version this kernel reports (0 without Landlock).
-func landlockABI() int {
-	v, err := llsys.LandlockGetABIVersion()
+// landlockRuleset is landlockConfig as the helper's spec carries it: the
+// helper makes the system calls itself (package helper links no cgo).
+func landlockRuleset() (*helper.Ruleset, error) {
+	c, err := landlockConfig()
 	if err != nil {
-		return 0
+		return nil, err
 	}
-	return v
+	return &helper.Ruleset{HandledFS: uint64(c.HandledAccessFS), HandledNet: uint64(c.HandledAccessNet), Scoped: uint64(c.Scoped)}, nil
 }
 
 // minimalGrants drops the grants another directory grant already covers
@@ -93,6 +88,10 @@ func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd,
 		Grants:    lay.grants,
 	}
 	if hs.Seccomp, err = s.filterBytes(Landlock); err != nil {
+		closeAll(closers)
+		return nil, nil, nil, err
+	}
+	if hs.Ruleset, err = landlockRuleset(); err != nil {
 		closeAll(closers)
 		return nil, nil, nil, err
 	}

@@ -20,7 +20,7 @@ import (
 // drops CAP_SYS_RESOURCE and then execs the tool in its place: the tool
 // has the limits from its first instruction, keeps the wrapper's pid,
 // session and process group, and nothing of the wrapper stays around. The
-// landlock helper starts the same wrapper inside its domain (helperFork).
+// landlock helper starts the same wrapper inside its domain (helper.Fork).
 
 // noneCmd builds the wrapper invocation for c under None with rlimits rs
 // (and the call's cgroup, when cg is not nil). When status is true the

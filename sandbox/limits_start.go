@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"syscall"
 
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
 	"github.com/toolbox-dev/toolbox/sandbox/helper"
@@ -23,8 +22,8 @@ import (
 //     releases it. The tool inherits them; bwrap and the sandbox's init
 //     run in the call's cgroup from their clone (CLONE_INTO_CGROUP).
 //   - landlock: the helper starts the limits wrapper inside its Landlock
-//     domain instead of the tool (see helperFork).
-//   - none: the limits wrapper (limitexec.go), started by toolbox.
+//     domain instead of the tool (see helper.Fork).
+//   - none: the limits wrapper (helper.RunLimits), started by toolbox.
 
 // limitPlan is what prepare decided about limits for one start.
 type limitPlan struct {
@@ -82,26 +81,6 @@ func planLimits(s *Spec, m Mechanism) (*limitPlan, error) {
 		lp.cg = c
 	}
 	return lp, nil
-}
-
-// addLimitsWrapperRule lets the Landlock domain execute this binary (the
-// limits wrapper) when hs has limits the helper does not hold itself. The
-// rule is added on the running binary's own inode (/proc/self/exe),
-// whatever became of its path.
-func addLimitsWrapperRule(rulesetFD int, hs *helperSpec) error {
-	if len(hs.Rlimits) == 0 || hs.SelfLimited {
-		return nil
-	}
-	fd, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("opening this binary for the limits wrapper: %w", err)
-	}
-	defer unix.Close(fd)
-	attr := llsys.PathBeneathAttr{ParentFd: fd, AllowedAccess: llsys.AccessFSExecute | llsys.AccessFSReadFile}
-	if err := llsys.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
-		return fmt.Errorf("adding the landlock rule for the limits wrapper: %w", err)
-	}
-	return nil
 }
 
 // releaseBwrap reads the sandbox's pid 1 from bwrap's info descriptor,

@@ -131,7 +131,7 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan, exe *Executable, m Me
 	}
 	if lp != nil {
 		// The helper gives the tool its limits through the limits
-		// wrapper, which also joins the call's cgroup (helperFork).
+		// wrapper, which also joins the call's cgroup (helper.Fork).
 		hs.Rlimits = lp.rlimits
 		if lp.cg != nil {
 			procs, err := lp.cg.procsFile()
@@ -156,7 +156,7 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan, exe *Executable, m Me
 	for i := range hs.Grants {
 		g := &hs.Grants[i]
 		if g.File == nil {
-			f, err := openNoFollow(g.Path)
+			f, err := helper.OpenNoFollow(g.Path)
 			if err != nil {
 				return fail(refuse(FieldSandbox, m, "check that nothing replaces system paths while toolbox starts the tool", "opening %q: %v", g.Path, err))
 			}
@@ -186,17 +186,15 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan, exe *Executable, m Me
 		Dir:        "/",
 		ExtraFiles: extra,
 	}
-	if m == None {
-		// The reaper binary (UseReaper), else the helper's binary.
-		used, err := withReaper(cmd)
-		if err != nil {
-			return fail(err)
-		}
-		if used {
-			return cmd, statusR, closers, nil
-		}
+	// The reaper binary (UseReaper), else the binary UseHelper chose,
+	// else this one.
+	used, err := withReaper(cmd)
+	if err != nil {
+		return fail(err)
 	}
-	withHelper(cmd) // or the binary UseHelper chose
+	if !used {
+		withHelper(cmd)
+	}
 	return cmd, statusR, closers, nil
 }
 

@@ -29,13 +29,14 @@ var reaperExe struct {
 	err  error
 }
 
-// UseReaper makes unconfined tools (mechanism None) start below the reaper
-// binary at path (cmd/toolbox-reaper) instead of a re-execution of the
-// running binary (or of UseHelper's): it links the helper alone and no
-// cgo, and starts in about a millisecond where toolbox takes several
-// (issue 13).
+// UseReaper makes the sandbox helper (the reaper of unconfined tools and
+// of landlock ones, which it also restricts) start from the reaper binary
+// at path (cmd/toolbox-reaper) instead of a re-execution of the running
+// binary (or of UseHelper's): it links package helper alone and no cgo,
+// so it starts in about a millisecond where a toolbox binary takes
+// several (issue 13).
 //
-// The file is opened at the first start of an unconfined tool, once, and
+// The file is opened at the first start that needs the helper, once, and
 // checked: a regular executable file owned by root or by the user running
 // toolbox, writable by no one else, whose Go build information says it is
 // ReaperMainPath of the same module version, source revision and Go as
@@ -43,9 +44,9 @@ var reaperExe struct {
 // start executes that descriptor (/proc/self/fd/N), so a file put at path
 // later is never run. No file at path leaves the re-execution in place
 // (every guarantee holds; only the start is slower). A file that is there
-// but fails a check refuses every unconfined start with ErrStartFailed,
-// naming the file, what is wrong and the fix: it is not silently
-// bypassed, since it may be a replaced binary.
+// but fails a check refuses every helper start with ErrStartFailed, naming
+// the file, what is wrong and the fix: it is not silently bypassed, since
+// it may be a replaced binary. UseReaper("") forgets the reaper.
 func UseReaper(path string) {
 	reaperExe.mu.Lock()
 	defer reaperExe.mu.Unlock()
@@ -123,8 +124,7 @@ func buildSetting(bi *debug.BuildInfo, key string) string {
 	return ""
 }
 
-// withReaper makes cmd, the helper's command for an unconfined tool,
-// execute UseReaper's file, as withHelper does for UseHelper's. It says
+// withReaper makes cmd, the helper's command, execute UseReaper's file, as withHelper does for UseHelper's. It says
 // whether it did; the error is the reaper's refusal.
 func withReaper(cmd *exec.Cmd) (bool, error) {
 	f, err := reaperFile()

@@ -6,14 +6,13 @@ import (
 )
 
 // Main is the program of the reaper binary (cmd/toolbox-reaper): the
-// sandbox helper of unconfined tools (Run, refusing landlock specs) or the
-// limits wrapper (RunLimits), by argv[1]. Package sandbox starts it; run
+// sandbox helper (Run) or the limits wrapper (RunLimits), by argv[1]. Package sandbox starts it; run
 // by hand it says so and returns 2.
 func Main() int {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case Arg:
-			return Run(nil)
+			return Run()
 		case LimitsArg:
 			return RunLimits()
 		}

@@ -13,21 +13,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// StartFunc starts the tool of a spec from the helper and returns its pid
-// and a channel that receives its exit code once it has exited (and was
-// reaped). StartPlain is the one for an unconfined tool; package sandbox
-// has the landlock one.
-type StartFunc func(*Spec) (pid int, exited <-chan int, err error)
-
 // Run is the sandbox helper: it reads its spec (fd 3), becomes a child
 // subreaper and starts the tool with StartPlain (a Plain spec) or
-// restricted (any other; nil refuses it). It stays the tool's parent, and
-// when the tool ends kills every remaining descendant and returns the
-// tool's exit code (128+signal when it was killed); when its parent dies
-// first (its parent-death signal) it kills the tool and everything below
-// it. Setup errors go to the status descriptor (or stderr) and return
+// StartRestricted (landlock). It stays the tool's parent, and when the
+// tool ends kills every remaining descendant and returns the tool's exit
+// code (128+signal when it was killed); when its parent dies first (its
+// parent-death signal) it kills the tool and everything below it. Setup
+// errors go to the status descriptor (or stderr) and return
 // ExitSetupFailed.
-func Run(restricted StartFunc) int {
+func Run() int {
 	hs, status, err := readSpec()
 	if err != nil {
 		report(status, err)
@@ -45,13 +39,9 @@ func Run(restricted StartFunc) int {
 		report(status, fmt.Errorf("becoming child subreaper: %w", err))
 		return ExitSetupFailed
 	}
-	start := restricted
+	start := StartRestricted
 	if hs.Plain {
 		start = StartPlain
-	}
-	if start == nil {
-		report(status, errors.New("this binary starts unconfined tools only (a landlock spec goes to the toolbox binary)"))
-		return ExitSetupFailed
 	}
 	pid, exited, err := start(hs)
 	if err != nil {

@@ -59,9 +59,10 @@ type Spec struct {
 	Dir       string    `json:"dir"`              // resolved working directory ("" when Plain: the helper's)
 	Grants    []Grant   `json:"grants"`
 	RunAs     *Identity `json:"run_as,omitempty"`
-	ParentPID int       `json:"parent_pid"` // the process that started the helper
-	StatusFD  int       `json:"status_fd"`  // 0: report setup errors on stderr only
-	Seccomp   []byte    `json:"seccomp"`    // the tool's compiled seccomp filter (landlock)
+	ParentPID int       `json:"parent_pid"`        // the process that started the helper
+	StatusFD  int       `json:"status_fd"`         // 0: report setup errors on stderr only
+	Seccomp   []byte    `json:"seccomp"`           // the tool's compiled seccomp filter (landlock)
+	Ruleset   *Ruleset  `json:"ruleset,omitempty"` // the landlock ruleset (nil when Plain)
 	// Rlimits, when set, are given to the tool by the helper itself when
 	// it can hold them (holdsLimits), else by the limits wrapper, which
 	// also joins the call's cgroup through ProcsFD (0 = none). See Fork.
