@@ -73,30 +73,35 @@ var underReaper = []string{
 }
 
 // TestReaperRunsTheTool runs only in TestReaperBinaryKeepsTheGuarantees's
-// test binary: an unconfined tool's parent is the reaper's file, and the
-// tool's output passes exactly.
+// test binary: under none and landlock the tool's parent runs the
+// reaper's file, and the tool's output passes exactly.
 func TestReaperRunsTheTool(t *testing.T) {
 	want := os.Getenv(reaperEnv)
 	if want == "" {
 		t.Skip("run by TestReaperBinaryKeepsTheGuarantees")
 	}
-	p, stdout, _ := startSh(t, &Spec{Mechanism: None}, `printf 'exact\n\000out'; exec sleep 30`)
-	var exe string
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		exe, _ = os.Readlink("/proc/" + strconv.Itoa(p.Pid()) + "/exe")
-		if exe == want {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if exe != want {
-		t.Errorf("the tool's parent runs %q, want the reaper %q", exe, want)
-	}
-	_ = p.Signal(syscall.SIGKILL)
-	_, _ = p.Wait()
-	if got := stdout.String(); got != "exact\n\x00out" {
-		t.Errorf("output below the reaper: %q", got)
+	for _, m := range []Mechanism{None, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			p, stdout, _ := startSh(t, &Spec{Mechanism: m, ToolDir: t.TempDir()}, `printf 'exact\n\000out'; exec sleep 30`)
+			var exe string
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) {
+				exe, _ = os.Readlink("/proc/" + strconv.Itoa(p.Pid()) + "/exe")
+				if exe == want {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if exe != want {
+				t.Errorf("the tool's parent runs %q, want the reaper %q", exe, want)
+			}
+			_ = p.Signal(syscall.SIGKILL)
+			_, _ = p.Wait()
+			if got := stdout.String(); got != "exact\n\x00out" {
+				t.Errorf("output below the reaper: %q", got)
+			}
+		})
 	}
 }
 
