@@ -32,7 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/bin/" ./cmd/toolbox ./cmd/toolbox-core || exit 1
+go build -o "$work/bin/" ./cmd/toolbox ./cmd/toolbox-core ./cmd/toolbox-reaper || exit 1
 PATH=$work/bin:$PATH
 tb=$work/chaosmark
 mkdir -p "$tb/tools" "$work/out"

@@ -12,8 +12,8 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 c=$work/bin
 mkdir -p "$work/src" "$c/main" "$c/new"
 git archive "$ref" | tar -x -C "$work/src"
-(cd "$work/src" && go build -o "$c/main/" ./cmd/toolbox ./cmd/toolbox-core)
-go build -o "$c/new/" ./cmd/toolbox ./cmd/toolbox-core
+(cd "$work/src" && go build -o "$c/main/" ./cmd/...)
+go build -o "$c/new/" ./cmd/...
 go build -o "$c/" ./bench/floor ./bench/ratio ./bench/streamfloor
 echo "main = $ref ($(git rev-parse --short "$ref")), new = the working tree (HEAD $(git rev-parse --short HEAD))"
 . bench/fixtures.sh

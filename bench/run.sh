@@ -8,7 +8,7 @@ runs=${1:-200}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-go build -o "$work/" ./cmd/toolbox ./cmd/toolbox-core
+go build -o "$work/" ./cmd/toolbox ./cmd/toolbox-core ./cmd/toolbox-reaper
 go build -o "$work/floor" ./bench/floor
 go build -o "$work/ratio" ./bench/ratio
 go build -o "$work/mcpcall" ./bench/mcpcall

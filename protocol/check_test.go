@@ -10,6 +10,7 @@ func TestParseCheck(t *testing.T) {
 		{`{"ok": true}`, CheckResult{OK: true}},
 		{`{"ok": false, "detail": "rg not found", "fix": "apt-get install ripgrep"}`, CheckResult{Detail: "rg not found", Fix: "apt-get install ripgrep"}},
 		{"\n {\"ok\":true,\"detail\":\"\",\"version\":3}\n", CheckResult{OK: true}},
+		{"{\"ok\": true} \r\n\t \n", CheckResult{OK: true}}, // JSON white space after the value
 	}
 	for _, tt := range tests {
 		got, err := ParseCheck([]byte(tt.in))
@@ -24,6 +25,8 @@ func TestParseCheckErrors(t *testing.T) {
 		{``, "parsing check output: not JSON: empty input"},
 		{`ok`, "parsing check output: not JSON: invalid character 'o' looking for beginning of value (at byte 1)"},
 		{`{"ok": true} {"ok": false}`, "parsing check output: not JSON: unexpected data after the JSON value at byte 14"},
+		{"{\"ok\": true} \u00a0", "parsing check output: not JSON: unexpected data after the JSON value at byte 13"}, // no-break space is not JSON white space
+		{"{\"ok\": true} \x00", "parsing check output: not JSON: unexpected data after the JSON value at byte 13"},
 		{`[true]`, `parsing check output: want a JSON object such as {"ok": true}, got an array`},
 		{`{}`, `parsing check output: missing required key "ok" (true or false)`},
 		{`{"ok": null}`, `parsing check output: "ok" is null; want true or false`},

@@ -159,8 +159,9 @@ func absPaths(paths []string) []string {
 }
 
 // selfNames are toolbox's executables: the landlock helper re-executes
-// the running one, and toolbox hands commands to toolbox-core beside it.
-var selfNames = []string{"toolbox", "toolbox-core"}
+// the running one, toolbox hands commands to toolbox-core beside it, and
+// unconfined tools run below toolbox-reaper.
+var selfNames = []string{"toolbox", "toolbox-core", "toolbox-reaper"}
 
 // SelfExecutables are the running binary (os.Executable) and the toolbox
 // binaries beside it, those that exist: no tool may replace them.

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 
-	"golang.org/x/sys/unix"
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // bwrapCmd builds the bwrap invocation for c. bwrap is the pinned binary
@@ -89,7 +89,7 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 			a("--tmpfs", m.inside, "--remount-ro", m.inside)
 			continue
 		}
-		f, err := openNoFollow(m.src)
+		f, err := helper.OpenNoFollow(m.src)
 		if err != nil {
 			return nil, nil, closers, refuse(FieldSandbox, Bwrap, "check that nothing replaces the path while toolbox starts the tool",
 				"opening protected path %q: %v", m.src, err)
@@ -151,7 +151,7 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 		buf.WriteString(x)
 		buf.WriteByte(0)
 	}
-	argsR, err := feedPipe(buf.Bytes())
+	argsR, err := helper.FeedPipe(buf.Bytes())
 	if err != nil {
 		if infoR != nil {
 			infoR.Close()
@@ -256,34 +256,6 @@ func relocateSharedTmp(gs []grant) string {
 }
 
 const fixBwrap = `install bubblewrap (e.g. apt-get install bubblewrap), or set sandbox = "landlock" or "auto" in the toolbox file`
-
-// openNoFollow opens p as a path descriptor, refusing any symlink on the
-// way: p was resolved just before, so a link now means it was swapped.
-func openNoFollow(p string) (*os.File, error) {
-	fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if err != nil {
-		return nil, &os.PathError{Op: "openat2", Path: p, Err: err}
-	}
-	return os.NewFile(uintptr(fd), p), nil
-}
-
-// feedPipe returns the read end of a pipe that will deliver data then EOF.
-// A writer goroutine ends once the data is read or the read end is closed
-// everywhere, so a child that never starts leaves nothing behind.
-func feedPipe(data []byte) (*os.File, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		_, _ = w.Write(data)
-		w.Close()
-	}()
-	return r, nil
-}
 
 // readBwrapInfo reads the JSON bwrap writes on --info-fd and returns the
 // host pid of the sandbox's pid 1, or 0 when bwrap wrote none.

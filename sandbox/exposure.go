@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // Exposure is the effective confinement of one child: what Start would
@@ -270,7 +272,7 @@ func toolGID(s *Spec) uint32 {
 func (e *Exposure) explainNone(s *Spec) {
 	e.FS, e.Net, e.UnixSockets, e.Proc, e.IPC, e.Signals = "host", "host", "host", "host", "host", "uid"
 	e.Tmp = TmpExposure{Kind: "host", Path: hostTmp(), Inside: "/tmp"}
-	if hasCapSysAdmin() { // what PrepareForkThread loads
+	if helper.HasCapSysAdmin() { // what PrepareForkThread loads
 		e.Seccomp = filterName(filterRules{}, true)
 	}
 	for _, p := range s.guardedPaths() {
@@ -343,7 +345,7 @@ func visibility(p guarded, gs []grant, sys []sysEntry) (how, inside string) {
 func (e *Exposure) explainLandlock(s *Spec, lay *landlockLayout) {
 	e.FS, e.Net, e.Proc, e.Signals = "granted", "host", "none", "own"
 	e.IPC = "host"
-	if hasCapSysAdmin() { // the helper unshares IPC (unshareIPC)
+	if helper.HasCapSysAdmin() { // the helper unshares IPC (unshareIPC)
 		e.IPC = "own"
 	}
 	e.UnixSockets = "none"
@@ -353,7 +355,7 @@ func (e *Exposure) explainLandlock(s *Spec, lay *landlockLayout) {
 	e.Seccomp = filterName(s.toolRules(Landlock), false)
 	e.addGrants(lay.gs)
 	for _, g := range lay.grants {
-		if g.f == nil {
+		if g.File == nil {
 			e.System = append(e.System, g.Path)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // PrepareForkThread gives the calling OS thread what must be in place
@@ -38,12 +40,12 @@ func PrepareForkThread(spec *Spec) (confined bool, err error) {
 	}
 	switch s.Mechanism {
 	case "", None:
-		if !hasCapSysAdmin() {
+		if !helper.HasCapSysAdmin() {
 			return false, nil
 		}
 		prog, err := program(filterRules{}, true)
 		if err == nil {
-			err = loadFilter(prog)
+			err = helper.LoadFilter(prog)
 		}
 		return true, err
 	case Bwrap:
@@ -62,7 +64,7 @@ func bwrapNeedsScope(s *Spec) bool { return s.UnixSockets && !s.NetNone }
 // restrictScopes enforces a Landlock domain with only the abstract unix
 // socket and signal scopes on the calling thread.
 func restrictScopes() error {
-	if !hasCapSysAdmin() {
+	if !helper.HasCapSysAdmin() {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("setting no_new_privs: %w", err)
 		}
@@ -77,16 +79,4 @@ func restrictScopes() error {
 		return fmt.Errorf("enforcing the landlock scopes: %w", err)
 	}
 	return nil
-}
-
-// hasCapSysAdmin reports whether the calling thread has CAP_SYS_ADMIN in
-// its effective set.
-func hasCapSysAdmin() bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return false
-	}
-	const c = unix.CAP_SYS_ADMIN
-	return data[c/32].Effective&(1<<(c%32)) != 0
 }

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,20 +10,27 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
-// The helper runs from this package's initialisation, as the limits
-// wrapper does (limitexec.go), rather than from Init in main: the packages
-// a binary initialises after this one are of no use to it, and they cost
-// every helper start their initialisation (issue 13: in the toolbox binary
-// cobra and the CLI's tables; in toolbox-core the JSON Schema compiler,
-// gRPC and the MCP SDK, ~10 ms). Everything the helper uses is one of this
-// package's dependencies, initialised by then. (A package's init always
-// runs before any main, whatever the order of the others: Init needs no
-// check of its own.)
+// The helper and the limits wrapper (package helper) run from this
+// package's initialisation, rather than from Init in main: the packages a
+// binary initialises after this one are of no use to them, and they cost
+// every start their initialisation (issue 13: in the toolbox binary cobra
+// and the CLI's tables; in toolbox-core the JSON Schema compiler, gRPC and
+// the MCP SDK, 8 to 40 ms). Everything they use is one of this package's
+// dependencies, initialised by then. (A package's init always runs before
+// any main, whatever the order of the others: Init needs no check of its
+// own.) The reaper binary (UseReaper) runs the same code as its main.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == helperArg {
-		unix.Exit(runHelper())
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case helperArg:
+			unix.Exit(helper.Run())
+		case limitsArg:
+			unix.Exit(helper.RunLimits())
+		}
 	}
 }
 
@@ -103,17 +108,4 @@ func withHelper(cmd *exec.Cmd) {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 		cmd.Path = "/proc/self/fd/" + strconv.Itoa(2+len(cmd.ExtraFiles))
 	}
-}
-
-// decodeSpec decodes the spec of the helper or of the limits wrapper into
-// v, refusing a field it does not know: a caller built from newer source
-// than this binary (UseHelper's, which also runs the limits wrapper) may be
-// asking for a restriction or a limit it would silently leave out.
-func decodeSpec(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("decoding spec (is this binary from the same build as toolbox?): %w", err)
-	}
-	return nil
 }

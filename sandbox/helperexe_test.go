@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/toolbox-dev/toolbox/internal/testenv"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // useHelperCopy copies this test binary (its TestMain calls Init) to a
@@ -104,11 +106,11 @@ func TestUseHelperRefusesAnUntrustedFile(t *testing.T) {
 func TestHelperRefusesUnknownSpecFields(t *testing.T) {
 	known := `{"path":"/bin/true","argv":["true"],"dir":"/","grants":[{"path":"/usr","dir":true}]}`
 	var hs helperSpec
-	if err := decodeSpec([]byte(known), &hs); err != nil || hs.Path != "/bin/true" || len(hs.Grants) != 1 {
+	if err := helper.DecodeSpec([]byte(known), &hs); err != nil || hs.Path != "/bin/true" || len(hs.Grants) != 1 {
 		t.Fatalf("a spec of known fields: %+v, %v", hs, err)
 	}
 	var ls limitsSpec
-	if err := decodeSpec([]byte(`{"path":"/bin/true","argv":["true"],"env":[],"rlimits":[{"r":1,"c":1,"m":1}]}`), &ls); err != nil || len(ls.Rlimits) != 1 {
+	if err := helper.DecodeSpec([]byte(`{"path":"/bin/true","argv":["true"],"env":[],"rlimits":[{"r":1,"c":1,"m":1}]}`), &ls); err != nil || len(ls.Rlimits) != 1 {
 		t.Fatalf("a limits spec of known fields: %+v, %v", ls, err)
 	}
 	for _, c := range []struct {
@@ -119,7 +121,7 @@ func TestHelperRefusesUnknownSpecFields(t *testing.T) {
 		{`{"path":"/bin/true","argv":["true"],"dir":"/","grants":[{"path":"/usr","dir":true,"deny":true}]}`, &helperSpec{}},
 		{`{"path":"/bin/true","argv":["true"],"env":[],"a_future_limit":1}`, &limitsSpec{}},
 	} {
-		if err := decodeSpec([]byte(c.spec), c.v); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		if err := helper.DecodeSpec([]byte(c.spec), c.v); err == nil || !strings.Contains(err.Error(), "unknown field") {
 			t.Errorf("spec %s: %v, want an unknown field refused", c.spec, err)
 		}
 	}
@@ -131,7 +133,7 @@ func TestHelperRefusesUnknownSpecFields(t *testing.T) {
 func TestLimitsWrapperRefusesUnknownSpecFields(t *testing.T) {
 	run := func(spec string) (int, string) {
 		t.Helper()
-		specR, err := feedPipe([]byte(spec))
+		specR, err := helper.FeedPipe([]byte(spec))
 		must(t, err)
 		defer specR.Close()
 		var out bytes.Buffer

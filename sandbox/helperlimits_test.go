@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // limitsOf reads /proc/PID/limits: "soft hard" by the limit's name there
@@ -42,7 +44,7 @@ func heldTool(t *testing.T, spec *Spec) (*Process, int, io.Closer) {
 	must(t, err)
 	tool := 0
 	eventually(func() bool {
-		for pid := range liveDescendants(p.Pid()) {
+		for pid := range helper.LiveDescendants(p.Pid()) {
 			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(cmd), "/bin/sh\x00") {
 				tool = pid
 			}
@@ -141,7 +143,7 @@ func TestHelperHeldLimitsFaults(t *testing.T) {
 			if err != nil || code != 128+int(syscall.SIGKILL) {
 				t.Fatalf("after SIGKILL of the helper: exit %d, %v; want %d", code, err, 128+int(syscall.SIGKILL))
 			}
-			dead := func() bool { st, ok := readStat(tool); return !ok || st.state == 'Z' || st.state == 'X' }
+			dead := func() bool { st, ok := helper.ReadStat(tool); return !ok || st.State == 'Z' || st.State == 'X' }
 			if !eventually(dead) {
 				syscall.Kill(tool, syscall.SIGKILL)
 				t.Fatalf("the tool (pid %d) outlived its helper", tool)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 const fixRunAs = "name a user and group that exist on this machine in runtime.run_as, or remove run_as"
@@ -128,35 +130,11 @@ func credential(id *Identity, m Mechanism) (*syscall.Credential, error) {
 		return nil, nil
 	}
 	if os.Geteuid() != 0 {
-		if isSelf(id) {
+		if helper.IsSelf(id) {
 			return nil, nil
 		}
 		return nil, refuse(FieldRunAs, m, "run toolbox as root, or remove run_as",
 			"toolbox runs as uid %d, not root, so it cannot switch to uid %d gid %d", os.Geteuid(), id.UID, id.GID)
 	}
 	return &syscall.Credential{Uid: id.UID, Gid: id.GID, Groups: slices.Clone(id.Groups)}, nil
-}
-
-// isSelf reports whether id is exactly this process's identity.
-func isSelf(id *Identity) bool {
-	if int(id.UID) != os.Getuid() || int(id.GID) != os.Getgid() {
-		return false
-	}
-	gs, err := os.Getgroups()
-	if err != nil {
-		return false
-	}
-	mine := make([]uint32, 0, len(gs)+1)
-	for _, g := range gs {
-		mine = append(mine, uint32(g))
-	}
-	want := slices.Clone(id.Groups)
-	for _, s := range [][]uint32{mine, want} {
-		slices.Sort(s)
-	}
-	mine = slices.Compact(mine)
-	want = slices.Compact(want)
-	// The kernel may or may not list the primary gid among the groups.
-	drop := func(s []uint32) []uint32 { return slices.DeleteFunc(s, func(g uint32) bool { return g == id.GID }) }
-	return slices.Equal(drop(mine), drop(want))
 }

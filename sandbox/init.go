@@ -1,11 +1,9 @@
 package sandbox
 
 import (
-	"os"
-	"strconv"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // Init must be the first call of the toolbox binary's main (and of a test
@@ -15,12 +13,12 @@ import (
 // descriptors close-on-exec already), and records that the binary can be
 // re-executed as the sandbox helper. (The helper and the limits
 // wrapper themselves run from this package's initialisation, before any
-// main: see helperexe.go and limitexec.go.)
+// main: see helperexe.go and package helper.)
 //
 // In a process that did not call Init, landlock refuses to start tools
 // (ErrStartFailed) and Detect reports it unusable, saying why.
 func Init() {
-	markCloexec()
+	helper.MarkCloexec()
 	initDone.Store(true)
 }
 
@@ -29,20 +27,3 @@ func Init() {
 // a test binary would even run its tests again, recursively), so landlock
 // refuses to start.
 var initDone atomic.Bool
-
-// markCloexec sets close-on-exec on every descriptor from 3 up, with
-// close_range(2) where the kernel has it (5.11+), else one by one.
-func markCloexec() {
-	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
-		return
-	}
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
-			unix.CloseOnExec(fd)
-		}
-	}
-}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // The caller's environment never reaches a sandboxed tool, not even
@@ -56,7 +58,7 @@ func TestCallerDescriptorInvisible(t *testing.T) {
 		return fd
 	}
 	canary := openInheritable("canary-fd")
-	markCloexec() // what Init does at start-up
+	helper.MarkCloexec() // what Init does at start-up
 	isOpen := func(fd int) string {
 		return fmt.Sprintf(`if { true <&%d; } 2>/dev/null; then echo open; else echo closed; fi`, fd)
 	}

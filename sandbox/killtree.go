@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // KillTree kills (SIGKILL) the process pid that started at start (its
@@ -34,14 +36,14 @@ func KillTree(pid int, start uint64) (int, error) {
 		return 0, os.ErrProcessDone
 	}
 	defer unix.Close(leader)
-	if st, ok := readStat(pid); !ok || !st.hasDetails || st.start != start || st.state == 'Z' || st.state == 'X' {
+	if st, ok := helper.ReadStat(pid); !ok || !st.HasDetails || st.Start != start || st.State == 'Z' || st.State == 'X' {
 		return 0, os.ErrProcessDone
 	}
 	// Repeat while processes are found (forked meanwhile, or killed but
 	// not dead yet), for about a second at most.
 	n := 0
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		k := killDescendants(pid) + killMembers(pid, leader)
+		k := helper.KillDescendants(pid) + killMembers(pid, leader)
 		n = max(n, k)
 		if k == 0 {
 			break
@@ -67,19 +69,19 @@ func killMembers(pid, leader int) int {
 		if err != nil || p == pid {
 			continue
 		}
-		st, ok := readStat(p)
-		if !ok || !st.hasDetails || st.pgid != pid && st.sid != pid || st.state == 'Z' || st.state == 'X' {
+		st, ok := helper.ReadStat(p)
+		if !ok || !st.HasDetails || st.PGID != pid && st.SID != pid || st.State == 'Z' || st.State == 'X' {
 			continue
 		}
 		fd, err := unix.PidfdOpen(p, 0)
 		if err != nil {
 			continue
 		}
-		again, ok := readStat(p)
+		again, ok := helper.ReadStat(p)
 		// The leader alive now means the ids pid still name its session
 		// and group, so a member read after the pin is one of them.
 		alive := unix.PidfdSendSignal(leader, 0, nil, 0) == nil
-		if ok && again.start == st.start && (again.pgid == pid || again.sid == pid) && alive {
+		if ok && again.Start == st.Start && (again.PGID == pid || again.SID == pid) && alive {
 			if unix.PidfdSendSignal(fd, syscall.SIGKILL, nil, 0) == nil {
 				n++
 			}

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // KillTree finds a process whose owner is gone by its pid and start time
@@ -47,7 +49,7 @@ func TestKillTreeOfLostProcess(t *testing.T) {
 	if !eventually(func() bool { return all(3) }) {
 		t.Fatal("the tree's sleeps did not all start")
 	}
-	start, ok := startTimeOf(c.Process.Pid)
+	start, ok := helper.StartTimeOf(c.Process.Pid)
 	if !ok {
 		t.Fatal("no start time")
 	}

@@ -12,15 +12,9 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
-)
 
-// requiredLandlockABI is the fixed Landlock ABI the landlock mechanism
-// needs: the filesystem rights of ABI 5 (including truncate and device
-// ioctls) and the scopes of ABI 6, which stop the tool from signalling
-// any process outside its sandbox (its helper, toolbox, the rest of the
-// host) and from connecting to an abstract unix socket made outside it.
-// Kernels without it are refused, never half-served.
-const requiredLandlockABI = 6
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
+)
 
 // landlockConfig is the ruleset the helper enforces: every filesystem
 // right is handled (so only granted paths are reachable), and signals and
@@ -36,59 +30,14 @@ func landlockConfig() (landlock.Config, error) {
 	return *c, nil
 }
 
-// landlockABI is the ABI version this kernel reports (0 without Landlock).
-func landlockABI() int {
-	v, err := llsys.LandlockGetABIVersion()
+// landlockRuleset is landlockConfig as the helper's spec carries it: the
+// helper makes the system calls itself (package helper links no cgo).
+func landlockRuleset() (*helper.Ruleset, error) {
+	c, err := landlockConfig()
 	if err != nil {
-		return 0
+		return nil, err
 	}
-	return v
-}
-
-// helperArg is argv[1] of the landlock helper (see Init).
-const helperArg = "__toolbox-sandbox-exec"
-
-// helperSpec is what the helper reads from fd 3, as JSON: never argv or
-// the environment, which other processes can read.
-type helperSpec struct {
-	// Plain starts the tool unconfined (mechanism None): the helper is
-	// only its reaper.
-	Plain     bool          `json:"plain,omitempty"`
-	Path      string        `json:"path"`             // resolved executable
-	ExeFD     int           `json:"exe_fd,omitempty"` // the checked executable's descriptor (0: none)
-	Script    bool          `json:"script,omitempty"` // run by Path (its interpreter opens it again), after checking Path is ExeFD's file
-	Argv      []string      `json:"argv"`             // argv[0] included
-	Env       []string      `json:"env"`              // the tool's complete environment
-	Dir       string        `json:"dir"`              // resolved working directory ("" when Plain: the helper's)
-	Grants    []helperGrant `json:"grants"`
-	RunAs     *Identity     `json:"run_as,omitempty"`
-	ParentPID int           `json:"parent_pid"` // the process that started the helper
-	StatusFD  int           `json:"status_fd"`  // 0: report setup errors on stderr only
-	Seccomp   []byte        `json:"seccomp"`    // the tool's compiled seccomp filter (bpfBytes)
-	// Rlimits, when set, are given to the tool by the helper itself when
-	// it can hold them (holdsLimits), else by the limits wrapper, which
-	// also joins the call's cgroup through ProcsFD (0 = none). See
-	// helperFork.
-	Rlimits []rlimit `json:"rlimits,omitempty"`
-	ProcsFD int      `json:"procs_fd,omitempty"`
-
-	// selfLimited (the helper's own decision, never in the spec): the
-	// helper set Rlimits on itself, so the tool inherits them at fork.
-	selfLimited bool
-}
-
-// helperGrant is one resolved path the tool may use. Dir comes from the
-// parent's check: if the path changed type since, a directory rule on a
-// file fails and a file rule on a directory grants less, never more.
-type helperGrant struct {
-	Path  string `json:"path"`
-	Write bool   `json:"write,omitempty"`
-	Dir   bool   `json:"dir,omitempty"`
-	// FD is Path opened by the parent without following symlinks: the
-	// rule covers that inode, whatever Path names by the time the helper
-	// runs. 0 means the helper opens Path itself (the same way).
-	FD int      `json:"fd,omitempty"`
-	f  *os.File // the parent's descriptor
+	return &helper.Ruleset{HandledFS: uint64(c.HandledAccessFS), HandledNet: uint64(c.HandledAccessNet), Scoped: uint64(c.Scoped)}, nil
 }
 
 // minimalGrants drops the grants another directory grant already covers
@@ -139,6 +88,10 @@ func landlockCmd(s *Spec, c Command, status bool, lp *limitPlan) (cmd *exec.Cmd,
 		Grants:    lay.grants,
 	}
 	if hs.Seccomp, err = s.filterBytes(Landlock); err != nil {
+		closeAll(closers)
+		return nil, nil, nil, err
+	}
+	if hs.Ruleset, err = landlockRuleset(); err != nil {
 		closeAll(closers)
 		return nil, nil, nil, err
 	}
@@ -198,7 +151,7 @@ func landlockPlan(s *Spec, c Command) (*landlockLayout, error) {
 		grants = append(grants, helperGrant{Path: d, Write: true})
 	}
 	for _, g := range gs {
-		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir, f: g.f})
+		grants = append(grants, helperGrant{Path: g.src, Write: g.write, Dir: g.dir, File: g.f})
 	}
 	lay.grants = minimalGrants(grants)
 	return lay, nil

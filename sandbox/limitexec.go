@@ -3,17 +3,13 @@ package sandbox
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
-	"strconv"
 	"strings"
-	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // Limits under None: Go starts a child with no hook between fork and exec,
@@ -24,117 +20,7 @@ import (
 // drops CAP_SYS_RESOURCE and then execs the tool in its place: the tool
 // has the limits from its first instruction, keeps the wrapper's pid,
 // session and process group, and nothing of the wrapper stays around. The
-// landlock helper starts the same wrapper inside its domain (helperFork).
-
-// limitsArg is argv[1] of the limits wrapper.
-const limitsArg = "__toolbox-limits-exec"
-
-// The wrapper runs from this package's initialisation, not from Init in
-// main: Go initialises the packages a binary links before main, and in
-// toolbox-core those that come after this one (gRPC, the JSON Schema
-// compiler, the MCP SDK, ...) took 8 to 40 ms on these machines, against
-// 1.5 ms for those before it. Everything the wrapper uses is initialised
-// by then (this package's own dependencies). It needs no Init either.
-func init() {
-	if len(os.Args) > 1 && os.Args[1] == limitsArg {
-		unix.Exit(runLimitsExec())
-	}
-}
-
-// limitsSpec is what the wrapper reads from fd 3, as JSON.
-type limitsSpec struct {
-	Path    string   `json:"path"`
-	Argv    []string `json:"argv"` // argv[0] included
-	Env     []string `json:"env"`  // the tool's environment; the wrapper's own (a Cmd caller's additions) follows it
-	Rlimits []rlimit `json:"rlimits"`
-	// ProcsFD is the descriptor of the call's cgroup.procs (0 = none).
-	ProcsFD int `json:"procs_fd,omitempty"`
-	// ExeFD, when set, is the checked executable's descriptor: the wrapper
-	// executes it (/proc/self/fd/N) rather than Path, so what was hashed
-	// is what runs (DESIGN.md §6).
-	ExeFD int `json:"exe_fd,omitempty"`
-	// StatusFD receives "ERRNO message" when the tool could not be
-	// started; it is closed on exec, so EOF without a word means started.
-	StatusFD int `json:"status_fd,omitempty"`
-}
-
-// runLimitsExec is the wrapper. It returns only when the tool could not be
-// started: 127 when the executable is missing, 126 when it cannot be
-// executed, else 125.
-func runLimitsExec() int {
-	// Capabilities are per thread, and the thread that execs is the one
-	// whose capabilities the tool inherits.
-	runtime.LockOSThread()
-	markCloexec()
-	var ls limitsSpec
-	status, err := readSpecFD(&ls, func() int { return ls.StatusFD })
-	if err == nil {
-		err = ls.setUp()
-	}
-	if err == nil {
-		run := ls.Path
-		if ls.ExeFD > 2 {
-			run = "/proc/self/fd/" + strconv.Itoa(ls.ExeFD)
-		}
-		err = syscall.Exec(run, ls.Argv, append(ls.Env, os.Environ()...))
-		err = &os.PathError{Op: "exec", Path: ls.Path, Err: err}
-	}
-	var errno syscall.Errno
-	errors.As(err, &errno)
-	if status != nil {
-		_, _ = status.WriteString(statusLine(err) + "\n") // as the helper reports
-		status.Close()
-	} else {
-		fmt.Fprintf(os.Stderr, "toolbox: starting the tool: %s\n", err)
-	}
-	switch {
-	case errors.Is(errno, syscall.ENOENT):
-		return 127
-	case errors.Is(errno, syscall.EACCES), errors.Is(errno, syscall.ENOEXEC):
-		return 126
-	}
-	return exitSetupFailed
-}
-
-func (ls *limitsSpec) setUp() error {
-	if ls.Path == "" || len(ls.Argv) == 0 {
-		return errors.New("incomplete spec")
-	}
-	if err := applyRlimits(0, ls.Rlimits); err != nil {
-		return err
-	}
-	if ls.ProcsFD > 0 {
-		f := os.NewFile(uintptr(ls.ProcsFD), "cgroup.procs")
-		_, err := f.WriteString("0")
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("joining the call's cgroup: %w", err)
-		}
-	}
-	return dropSysResource()
-}
-
-// readSpecFD decodes the JSON spec on fd 3 into v (strictly: decodeSpec),
-// then opens the status descriptor statusFD reports (nil when it reports
-// none). The helper and the limits wrapper both read their spec with it.
-func readSpecFD(v any, statusFD func() int) (*os.File, error) {
-	f := os.NewFile(3, "spec")
-	if f == nil {
-		return nil, errors.New("no spec descriptor")
-	}
-	data, err := io.ReadAll(f)
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("reading spec: %w", err)
-	}
-	if err := decodeSpec(data, v); err != nil {
-		return nil, err
-	}
-	if fd := statusFD(); fd > 2 {
-		return os.NewFile(uintptr(fd), "status"), nil
-	}
-	return nil, nil
-}
+// landlock helper starts the same wrapper inside its domain (helper.Fork).
 
 // noneCmd builds the wrapper invocation for c under None with rlimits rs
 // (and the call's cgroup, when cg is not nil). When status is true the
@@ -198,7 +84,7 @@ func noneCmd(c Command, rs []rlimit, cg *callCgroup, status bool) (cmd *exec.Cmd
 	if err != nil {
 		return nil, statusR, closers, fmt.Errorf("encoding the wrapper's spec: %w", err)
 	}
-	specR, err := feedPipe(data)
+	specR, err := helper.FeedPipe(data)
 	if err != nil {
 		return nil, statusR, closers, fmt.Errorf("passing the wrapper's spec: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // Limits are the resource limits of one tool (DESIGN.md §6, "Limits"). A
@@ -53,7 +55,7 @@ type Limits struct {
 
 // MinOpenFiles is the least OpenFiles the sandbox accepts: bubblewrap
 // opens descriptors while it builds the sandbox, after the limit is set.
-const MinOpenFiles = 64
+const MinOpenFiles = helper.MinOpenFiles
 
 // MinMemory is the least Memory the sandbox accepts: a Go program's
 // runtime maps 32 MiB of bookkeeping at start (measured with Go 1.26), and
@@ -109,13 +111,6 @@ const (
 	FieldLimitOpenFiles = "limits.open_files"
 	FieldLimitMemory    = "limits.memory"
 )
-
-// rlimit is one resource limit to set on the tool's processes.
-type rlimit struct {
-	Resource int    `json:"r"`
-	Cur      uint64 `json:"c"`
-	Max      uint64 `json:"m"`
-}
 
 // rlimits lists the resource limits for l when the tool runs as uid under
 // m; cgroupPids says the call's cgroup takes care of Processes.
@@ -184,79 +179,4 @@ func nprocWhyNot(m Mechanism, uid uint32) string {
 		return "does not apply to uid 0"
 	}
 	return fmt.Sprintf("would count every process of uid %d on the host under %s (only bwrap gives the tool a user namespace of its own)", uid, m)
-}
-
-// applyRlimits sets rs on the process pid (0 = this process).
-func applyRlimits(pid int, rs []rlimit) error {
-	for _, r := range rs {
-		lim := unix.Rlimit{Cur: r.Cur, Max: r.Max}
-		// unix.Prlimit on this process also tells os/exec not to restore
-		// the original RLIMIT_NOFILE in children (the Go runtime raises
-		// its own soft limit at start and undoes that at fork).
-		if err := unix.Prlimit(pid, r.Resource, &lim, nil); err != nil {
-			return fmt.Errorf("setting %s to %d: %w", rlimitName(r.Resource), r.Cur, err)
-		}
-	}
-	return nil
-}
-
-func rlimitName(r int) string {
-	switch r {
-	case unix.RLIMIT_CORE:
-		return "RLIMIT_CORE"
-	case unix.RLIMIT_DATA:
-		return "RLIMIT_DATA"
-	case unix.RLIMIT_FSIZE:
-		return "RLIMIT_FSIZE"
-	case unix.RLIMIT_NOFILE:
-		return "RLIMIT_NOFILE"
-	case unix.RLIMIT_CPU:
-		return "RLIMIT_CPU"
-	case unix.RLIMIT_NPROC:
-		return "RLIMIT_NPROC"
-	}
-	return fmt.Sprintf("rlimit %d", r)
-}
-
-// dropSysResource removes CAP_SYS_RESOURCE from this thread's bounding,
-// inheritable, permitted and effective sets, so that a root program it
-// execs cannot raise a hard limit. Without root there is nothing to drop;
-// a thread that holds no capability at all and whose uid 0 gains none at
-// exec (securebit NOROOT, as in the landlock helper's domain) has nothing
-// to drop either.
-func dropSysResource() error {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("reading capabilities: %w", err)
-	}
-	inBounding, _ := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_RESOURCE, 0, 0, 0)
-	if inBounding == 1 {
-		err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_RESOURCE, 0, 0, 0)
-		if err != nil && !norootLocked() {
-			return fmt.Errorf("dropping CAP_SYS_RESOURCE from the bounding set: %w", err)
-		}
-	}
-	const bit = uint32(1) << (unix.CAP_SYS_RESOURCE % 32)
-	d := &data[unix.CAP_SYS_RESOURCE/32]
-	if (d.Effective|d.Permitted|d.Inheritable)&bit == 0 {
-		return nil
-	}
-	d.Effective &^= bit
-	d.Permitted &^= bit
-	d.Inheritable &^= bit
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("dropping CAP_SYS_RESOURCE: %w", err)
-	}
-	return nil
-}
-
-// norootLocked says whether uid 0 gains no capability at exec on this
-// thread (securebits NOROOT and NOROOT_LOCKED).
-func norootLocked() bool {
-	bits, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0)
-	return err == nil && bits&3 == 3
 }

@@ -17,6 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/toolbox-dev/toolbox/internal/testenv"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // Resource limits (issue 10, point 10): every limit stops its attack under
@@ -574,7 +576,7 @@ func TestLandlockHelperKeepsNoLimits(t *testing.T) {
 	}
 	var tool string
 	eventually(func() bool {
-		for pid := range liveDescendants(p.Pid()) {
+		for pid := range helper.LiveDescendants(p.Pid()) {
 			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(cmd), "/bin/sh\x00") {
 				tool = dataLimit(pid)
 			}

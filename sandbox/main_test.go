@@ -30,6 +30,9 @@ const canaryVar, canaryValue = "TOOLBOX_TEST_CANARY", "canary-c4n4ry"
 
 func TestMain(m *testing.M) {
 	Init() // the landlock helper re-executes this binary
+	if p := os.Getenv(reaperEnv); p != "" {
+		UseReaper(p) // TestReaperBinaryKeepsTheGuarantees
+	}
 	if len(os.Args) > 3 && os.Args[1] == testToolArg {
 		// unix.Exit: a race build would sleep a second in os.Exit.
 		switch os.Args[2] {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // systemDirs are bound read-only (or recreated as symlinks on usrmerge
@@ -193,7 +195,7 @@ func (s *Spec) grants(exe *Executable) (out []grant, err error) {
 			return refuse(field, s.Mechanism, "declare nothing inside it: the shared tmp is given whole (tmp = \"shared\")",
 				"path %q lies inside the toolbox's shared tmp %q", dest, s.SharedTmp)
 		}
-		f, err := openNoFollow(src)
+		f, err := helper.OpenNoFollow(src)
 		if err != nil {
 			if locked {
 				return refuse(field, s.Mechanism, fixRelock, "path %q, %q at lock time, changed since the lock: %v", dest, src, unwrapErrno(err))

@@ -1,5 +1,7 @@
 package sandbox
 
+import "github.com/toolbox-dev/toolbox/sandbox/helper"
+
 // Prefetch starts, in the background, the work a start under spec will
 // need and that depends only on its mechanism and declarations (today the
 // seccomp filter's compilation, about 0.3 ms in a fresh process), so that
@@ -15,7 +17,7 @@ func Prefetch(spec *Spec) {
 	case Bwrap, Landlock:
 		go func() { _, _ = s.filterBytes(s.Mechanism) }()
 	case "", None:
-		if hasCapSysAdmin() { // PrepareForkThread loads the terminal filter
+		if helper.HasCapSysAdmin() { // PrepareForkThread loads the terminal filter
 			go func() { _, _ = program(filterRules{}, true) }()
 		}
 	}

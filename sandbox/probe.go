@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // Support is what this machine can enforce, found by running the
@@ -110,9 +112,9 @@ func probe() Support {
 			s.BwrapRunAs, s.BwrapRunAsReason = tryRun(spec, truePath)
 		}
 	}
-	s.LandlockABI = landlockABI()
-	if s.LandlockABI < requiredLandlockABI {
-		s.LandlockReason = fmt.Sprintf("landlock ABI %d is required, this kernel offers %d", requiredLandlockABI, s.LandlockABI)
+	s.LandlockABI = helper.LandlockABI()
+	if s.LandlockABI < helper.RequiredLandlockABI {
+		s.LandlockReason = fmt.Sprintf("landlock ABI %d is required, this kernel offers %d", helper.RequiredLandlockABI, s.LandlockABI)
 		if s.LandlockABI == 0 {
 			s.LandlockReason = "the kernel has no landlock (too old, or not enabled at boot)"
 		}

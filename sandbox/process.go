@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // Command is the child to start: Path is the executable (absolute), Args
@@ -371,7 +373,7 @@ func (p *Process) run(pr *prepared, started chan<- error) {
 	}
 	pid := pr.cmd.Process.Pid
 	// Nobody reaps the child but this goroutine: its /proc entry is there.
-	p.startTime, _ = startTimeOf(pid)
+	p.startTime, _ = helper.StartTimeOf(pid)
 	for _, o := range p.outs {
 		go o.copy()
 	}
@@ -438,7 +440,7 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	case inner > 0:
 		// The sandbox's pid 1 leads the tool's session and group; it
 		// ignores what it has no handler for, the tool does not.
-		if st, ok := readStat(inner); ok && st.ppid == pid {
+		if st, ok := helper.ReadStat(inner); ok && st.PPID == pid {
 			return syscall.Kill(-inner, sig)
 		}
 	case p.reaper && sig == syscall.SIGKILL:

@@ -2,15 +2,15 @@ package sandbox
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // An unconfined tool (mechanism None) is started through the same hidden
@@ -131,7 +131,7 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan, exe *Executable, m Me
 	}
 	if lp != nil {
 		// The helper gives the tool its limits through the limits
-		// wrapper, which also joins the call's cgroup (helperFork).
+		// wrapper, which also joins the call's cgroup (helper.Fork).
 		hs.Rlimits = lp.rlimits
 		if lp.cg != nil {
 			procs, err := lp.cg.procsFile()
@@ -155,16 +155,16 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan, exe *Executable, m Me
 	}
 	for i := range hs.Grants {
 		g := &hs.Grants[i]
-		if g.f == nil {
-			f, err := openNoFollow(g.Path)
+		if g.File == nil {
+			f, err := helper.OpenNoFollow(g.Path)
 			if err != nil {
 				return fail(refuse(FieldSandbox, m, "check that nothing replaces system paths while toolbox starts the tool", "opening %q: %v", g.Path, err))
 			}
 			closers = append(closers, f)
-			g.f = f
+			g.File = f
 		}
 		g.FD = 3 + len(extra)
-		extra = append(extra, g.f)
+		extra = append(extra, g.File)
 	}
 	if hs.Env == nil {
 		hs.Env = []string{}
@@ -173,7 +173,7 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan, exe *Executable, m Me
 	if err != nil {
 		return fail(fmt.Errorf("encoding helper spec: %w", err))
 	}
-	specR, err := feedPipe(data)
+	specR, err := helper.FeedPipe(data)
 	if err != nil {
 		return fail(fmt.Errorf("passing helper spec: %w", err))
 	}
@@ -186,87 +186,16 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan, exe *Executable, m Me
 		Dir:        "/",
 		ExtraFiles: extra,
 	}
-	withHelper(cmd) // or the binary UseHelper chose
+	// The reaper binary (UseReaper), else the binary UseHelper chose,
+	// else this one.
+	used, err := withReaper(cmd)
+	if err != nil {
+		return fail(err)
+	}
+	if !used {
+		withHelper(cmd)
+	}
 	return cmd, statusR, closers, nil
-}
-
-// startPlain is the helper's start of an unconfined tool: from a locked
-// thread that stays alive, reaping, until the tool has exited (the tool's
-// parent-death signal follows that thread).
-func startPlain(hs *helperSpec) (int, <-chan int, error) {
-	cred, err := credential(hs.RunAs, None)
-	if err != nil {
-		return 0, nil, err
-	}
-	if err := checkScript(hs); err != nil {
-		return 0, nil, err
-	}
-	if err := takeLimits(hs); err != nil {
-		return 0, nil, err
-	}
-	started := make(chan startResult, 1)
-	exited := make(chan int, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		if err := dropLimitsCap(hs); err != nil {
-			started <- startResult{err: err}
-			return
-		}
-		forkAndReap(hs, append(hs.Env, os.Environ()...), cred, started, exited)
-	}()
-	r := <-started
-	return r.pid, exited, r.err
-}
-
-// startResult is the outcome of the helper's fork of the tool.
-type startResult struct {
-	pid int
-	err error
-}
-
-// forkAndReap starts the tool in the helper's session and process group,
-// reports it on started, then reaps children (the tool and the orphans the
-// subreaper inherits) until the tool has exited, whose code it sends on
-// exited. It runs on the thread that must stay alive meanwhile.
-func forkAndReap(hs *helperSpec, env []string, cred *syscall.Credential, started chan<- startResult, exited chan<- int) {
-	pid, err := helperFork(hs, env, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred})
-	if err != nil {
-		started <- startResult{err: &os.PathError{Op: "exec", Path: hs.Path, Err: err}}
-		return
-	}
-	started <- startResult{pid: pid}
-	for {
-		var ws syscall.WaitStatus
-		got, err := syscall.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil { // only once our parent died: runHelper reaps too, and no longer reads exited
-			exited <- exitSetupFailed
-			return
-		}
-		if got == pid {
-			exited <- exitCode(ws)
-			return
-		}
-	}
-}
-
-// errnoPrefix starts a status line whose error is a system call's: the
-// parent rebuilds it, so that "not found" and "not executable" keep their
-// meaning (fs.ErrNotExist, fs.ErrPermission, ENOEXEC) across the helper.
-const errnoPrefix = "errno "
-
-// statusLine is err as the helper reports it: one line, with the errno of
-// an exec failure in front.
-func statusLine(err error) string {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	var pe *os.PathError
-	var no syscall.Errno
-	if errors.As(err, &pe) && errors.As(pe.Err, &no) {
-		return errnoPrefix + strconv.Itoa(int(no)) + " " + pe.Path
-	}
-	return msg
 }
 
 // statusError is the parent's reading of a status line that is not "ok".

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // Check refuses, without starting anything, what Start would refuse about
@@ -82,7 +84,7 @@ func (s *Spec) MakeRundir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("creating rundir %q: %w", dir, err)
 	}
-	root, err := openNoFollow(real)
+	root, err := helper.OpenNoFollow(real)
 	if err != nil {
 		return fmt.Errorf("creating rundir %q: %w", dir, err)
 	}

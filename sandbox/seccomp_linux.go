@@ -3,16 +3,16 @@ package sandbox
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
-	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
 // filterRules chooses the variant of the seccomp filter a sandboxed tool
@@ -370,21 +370,6 @@ func bpfBytes(prog []unix.SockFilter) []byte {
 	return buf.Bytes()
 }
 
-// loadFilter installs prog on the calling thread only (no TSYNC): every
-// child forked from the thread inherits it. The thread needs
-// no_new_privs or CAP_SYS_ADMIN.
-func loadFilter(prog []unix.SockFilter) error {
-	if len(prog) == 0 {
-		return errors.New("loading the seccomp filter: empty program")
-	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	_, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog)))
-	if e != 0 {
-		return fmt.Errorf("loading the seccomp filter: %w", e)
-	}
-	return nil
-}
-
 // toolRules is the filter variant for a tool confined by s under m.
 func (s *Spec) toolRules(m Mechanism) filterRules {
 	r := filterRules{NetHost: !s.NetNone, UnixSockets: s.UnixSockets}
@@ -419,18 +404,6 @@ func (s *Spec) filterBytes(m Mechanism) ([]byte, error) {
 // []byte, never modified): a server starts many tools of few variants.
 var filterBytesCache sync.Map
 
-// filterFromBytes is the inverse of bpfBytes.
-func filterFromBytes(b []byte) ([]unix.SockFilter, error) {
-	if len(b) == 0 || len(b)%8 != 0 {
-		return nil, fmt.Errorf("the seccomp filter has %d bytes, not a whole number of instructions", len(b))
-	}
-	prog := make([]unix.SockFilter, len(b)/8)
-	if err := binary.Read(bytes.NewReader(b), binary.NativeEndian, prog); err != nil {
-		return nil, fmt.Errorf("decoding the seccomp filter: %w", err)
-	}
-	return prog, nil
-}
-
 // bwrapSeccompPipe returns the read end of a pipe delivering the tool's
 // compiled filter, for bwrap's --seccomp (bwrap loads it just before it
 // execs the tool, after no_new_privs).
@@ -439,7 +412,7 @@ func bwrapSeccompPipe(s *Spec) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := feedPipe(b)
+	r, err := helper.FeedPipe(b)
 	if err != nil {
 		return nil, fmt.Errorf("passing the seccomp filter: %w", err)
 	}
@@ -449,25 +422,9 @@ func bwrapSeccompPipe(s *Spec) (*os.File, error) {
 // bwrapScopeRefusal refuses a bwrap tool that needs Landlock's abstract
 // socket scope (see PrepareForkThread) on a kernel without it.
 func bwrapScopeRefusal(s *Spec) *RefusalError {
-	if !bwrapNeedsScope(s) || landlockABI() >= requiredLandlockABI {
+	if !bwrapNeedsScope(s) || helper.LandlockABI() >= helper.RequiredLandlockABI {
 		return nil
 	}
 	return refuse(FieldNet, Bwrap, `declare net = "none", or use a kernel with landlock ABI 6 (Linux 6.12+)`,
-		"with net: host a plugin shares the host's abstract unix sockets, and this kernel has no landlock scope (ABI %d) to keep it from them", landlockABI())
-}
-
-// unshareIPC gives the calling thread (and so the tool it forks) a new
-// IPC namespace: the host's System V shared memory, semaphores and
-// message queues and its POSIX message queues are out of reach, which
-// Landlock does not cover. It needs CAP_SYS_ADMIN; without it (toolbox
-// not root) nothing is done: the tool then runs as toolbox's own user and
-// reaches only the IPC objects that user could (DESIGN.md §6).
-func unshareIPC() error {
-	if !hasCapSysAdmin() {
-		return nil
-	}
-	if err := unix.Unshare(unix.CLONE_NEWIPC); err != nil {
-		return fmt.Errorf("creating an IPC namespace: %w", err)
-	}
-	return nil
+		"with net: host a plugin shares the host's abstract unix sockets, and this kernel has no landlock scope (ABI %d) to keep it from them", helper.LandlockABI())
 }

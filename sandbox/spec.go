@@ -1,6 +1,10 @@
 package sandbox
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/toolbox-dev/toolbox/sandbox/helper"
+)
 
 // Mechanism names how a tool is confined (DESIGN.md §6).
 type Mechanism string
@@ -18,11 +22,7 @@ const (
 // effective uid and gid the child runs with, and its supplementary groups
 // (which include GID). Switching to it needs root; an Identity equal to
 // toolbox's own is honoured without switching.
-type Identity struct {
-	UID    uint32
-	GID    uint32
-	Groups []uint32
-}
+type Identity = helper.Identity
 
 // Spec is everything the launcher and the prober need to confine one child.
 // The zero value (Mechanism "") means None: no confinement, the child only

@@ -4,6 +4,8 @@
 //
 // Usage: ratio [-n 200] [-vs NAME] NAME1 'cmd1 args' NAME2 'cmd2 args' ...
 // -vs adds a column: each median's ratio to the named command's.
+// -any-exit times commands whatever their exit status (a program started
+// without its input, to time its start alone).
 // Commands are split on spaces (no shell); their output is discarded.
 package main
 
@@ -21,6 +23,7 @@ func main() {
 	n := flag.Int("n", 200, "runs per command")
 	warm := flag.Int("warmup", 10, "untimed runs per command first")
 	vs := flag.String("vs", "", "a second reference: print each ratio to this command too")
+	anyExit := flag.Bool("any-exit", false, "accept any exit status (only a failure to start is an error)")
 	flag.Parse()
 	args := flag.Args()
 	if len(args) < 2 || len(args)%2 != 0 {
@@ -39,7 +42,11 @@ func main() {
 	runOnce := func(c *cmdSpec) time.Duration {
 		start := time.Now()
 		cmd := exec.Command(c.argv[0], c.argv[1:]...)
-		if err := cmd.Run(); err != nil {
+		err := cmd.Run()
+		if _, exited := err.(*exec.ExitError); exited && *anyExit {
+			err = nil
+		}
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", c.name, err)
 			os.Exit(1)
 		}

@@ -30,6 +30,21 @@ func TestFastBinaryDeps(t *testing.T) {
 	}
 }
 
+// TestReaperBinaryDeps keeps toolbox-reaper static and small: the sandbox
+// helper runs at every start of a tool not under bwrap, and a binary that
+// links cgo (net, os/user, libcap's psx through go-landlock) is linked
+// dynamically, which cost 1.4 ms per start on these machines (issue 13).
+func TestReaperBinaryDeps(t *testing.T) {
+	banned := []string{"runtime/cgo", "net", "os/user", "kernel.org/pub/linux/libs/security/libcap", "github.com/landlock-lsm", "github.com/elastic/go-seccomp-bpf", "github.com/toolbox-dev/toolbox/sandbox"}
+	for _, p := range goList(t, "github.com/toolbox-dev/toolbox/cmd/toolbox-reaper") {
+		for _, b := range banned {
+			if p == b || strings.HasPrefix(p, b+"/") && p != "github.com/toolbox-dev/toolbox/sandbox/helper" {
+				t.Errorf("cmd/toolbox-reaper links %s", p)
+			}
+		}
+	}
+}
+
 // TestFlowOfDependencies: data flows one way (DESIGN.md §1): the compiler
 // and the launcher never import each other, and no library imports cobra.
 func TestFlowOfDependencies(t *testing.T) {

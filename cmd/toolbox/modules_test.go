@@ -404,8 +404,8 @@ func testTested(t *testing.T, e *modEnv) {
 	}
 }
 
-// testInstall: go install <module>/cmd/...@version installs toolbox and
-// toolbox-core into GOBIN, as does go install ./cmd/... in a clone; the
+// testInstall: go install <module>/cmd/...@version installs toolbox,
+// toolbox-core and toolbox-reaper into GOBIN, as does go install ./cmd/... in a clone; the
 // installed toolbox hands its core commands to the toolbox-core beside it,
 // whether GOBIN is on PATH or not, and never to another one on PATH. The
 // install from the proxy goes to fromProxy.
@@ -425,7 +425,7 @@ func testInstall(t *testing.T, e *modEnv, fromProxy string) {
 	}
 	for name, gobin := range map[string]string{"at-version": fromProxy, "from-clone": fromClone} {
 		t.Run(name, func(t *testing.T) {
-			for _, b := range []string{"toolbox", "toolbox-core"} {
+			for _, b := range []string{"toolbox", "toolbox-core", "toolbox-reaper"} {
 				if st, err := os.Stat(filepath.Join(gobin, b)); err != nil || st.Mode()&0o111 == 0 {
 					t.Fatalf("%s not installed in GOBIN: %v", b, err)
 				}

@@ -36,7 +36,8 @@ func (r removeBuilt) Run() int {
 	return code
 }
 
-// programs builds toolbox and toolbox-core once per test run.
+// programs builds toolbox and toolbox-core (and the toolbox-reaper beside
+// them, which their tools run below) once per test run.
 func programs(t *testing.T) (toolbox, core string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -44,7 +45,7 @@ func programs(t *testing.T) (toolbox, core string) {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", builtDir+"/", "github.com/toolbox-dev/toolbox/cmd/toolbox", "github.com/toolbox-dev/toolbox/cmd/toolbox-core")
+		cmd := exec.Command("go", "build", "-o", builtDir+"/", "github.com/toolbox-dev/toolbox/cmd/toolbox", "github.com/toolbox-dev/toolbox/cmd/toolbox-core", "github.com/toolbox-dev/toolbox/cmd/toolbox-reaper")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // tomlServersKey is the table of Codex's MCP servers.
@@ -266,7 +267,7 @@ func (s *tomlScanner) skipSpace(newlines bool) {
 	}
 }
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+`)
+var bareKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+`) })
 
 // key reads a dotted key: bare or quoted parts, spaces around the dots.
 func (s *tomlScanner) key() ([]string, error) {
@@ -287,7 +288,7 @@ func (s *tomlScanner) key() ([]string, error) {
 			}
 			path = append(path, raw)
 		default:
-			m := bareKey.FindString(s.src[s.pos:])
+			m := bareKey().FindString(s.src[s.pos:])
 			if m == "" {
 				return nil, s.fail("expected a key")
 			}
@@ -310,7 +311,9 @@ func unescapeBasic(raw string) string {
 
 // scalar matches booleans, numbers and dates loosely (their characters,
 // not their syntax); a date and a time may be separated by a space.
-var scalar = regexp.MustCompile(`^(true|false|[+-]?(inf|nan)|[0-9]{4}-[0-9]{2}-[0-9]{2}[ Tt][0-9]{2}:[0-9:.+Zz-]*|[+-]?[0-9][0-9A-Za-z_:.+-]*)`)
+var scalar = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(true|false|[+-]?(inf|nan)|[0-9]{4}-[0-9]{2}-[0-9]{2}[ Tt][0-9]{2}:[0-9:.+Zz-]*|[+-]?[0-9][0-9A-Za-z_:.+-]*)`)
+})
 
 // value reads one value.
 func (s *tomlScanner) value() error {
@@ -365,7 +368,7 @@ func (s *tomlScanner) value() error {
 			}
 		}
 	}
-	m := scalar.FindString(s.src[s.pos:])
+	m := scalar().FindString(s.src[s.pos:])
 	if m == "" {
 		return s.fail("expected a value")
 	}

@@ -1,16 +1,16 @@
 package cli
 
 import (
-	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // CoreName is the companion binary that runs the commands this package
@@ -80,35 +80,34 @@ const toolboxMainPath = "github.com/toolbox-dev/toolbox/cmd/toolbox"
 // (sandbox.UseHelper): it starts several times faster. The file counts only
 // when its Go build information says it is this module's cmd/toolbox, of
 // the same version and source revision as the running binary and built by
-// the same Go; another program of that name (an unrelated "toolbox"
-// installed in the same directory) is not used.
+// the same Go (sandbox.SameBuild); another program of that name (an
+// unrelated "toolbox" installed in the same directory) is not used.
 func FindHelper() (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
 	p := filepath.Join(filepath.Dir(self), ToolboxName)
-	theirs, err := buildinfo.ReadFile(p)
+	f, err := os.Open(p)
 	if err != nil {
-		return "", fmt.Errorf("reading the build information of %s: %w", p, err)
+		return "", err
 	}
-	ours, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "", errors.New("this binary has no build information")
-	}
-	if theirs.Path != toolboxMainPath || theirs.Main.Path != ours.Main.Path || theirs.Main.Version != ours.Main.Version ||
-		theirs.GoVersion != ours.GoVersion || buildSetting(theirs, "vcs.revision") != buildSetting(ours, "vcs.revision") {
-		return "", fmt.Errorf("%s is not the toolbox binary of this build", p)
+	defer f.Close()
+	if err := sandbox.SameBuild(f, toolboxMainPath); err != nil {
+		return "", fmt.Errorf("%s is not the toolbox binary of this build: %w", p, err)
 	}
 	return p, nil
 }
 
-// buildSetting is the value of key in bi's build settings, "" when unset.
-func buildSetting(bi *debug.BuildInfo, key string) string {
-	for _, s := range bi.Settings {
-		if s.Key == key {
-			return s.Value
-		}
+// ReaperName is the reaper binary, built from cmd/toolbox-reaper: unconfined
+// tools run below it (sandbox.UseReaper).
+const ReaperName = "toolbox-reaper"
+
+// UseReaper makes unconfined tools start below the reaper beside the
+// running binary (never one on PATH); sandbox.UseReaper checks it at the
+// first such start.
+func UseReaper() {
+	if self, err := os.Executable(); err == nil {
+		sandbox.UseReaper(filepath.Join(filepath.Dir(self), ReaperName))
 	}
-	return ""
 }

@@ -27,7 +27,7 @@ func TestFindHelperRefusesOtherPrograms(t *testing.T) {
 		name, want string
 		content    func() []byte
 	}{
-		{"a script", "reading the build information", func() []byte { return []byte("#!/bin/sh\nexit 0\n") }},
+		{"a script", "reading its build information", func() []byte { return []byte("#!/bin/sh\nexit 0\n") }},
 		{"another Go program", "is not the toolbox binary of this build", func() []byte {
 			data, err := os.ReadFile(self) // this test binary: cmd/internal/cli's
 			if err != nil {

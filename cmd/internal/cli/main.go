@@ -13,6 +13,7 @@ import (
 // host, is handed to toolbox-core (ExecCore). It returns the exit code.
 func Main() int {
 	sandbox.Init()
+	UseReaper()
 	io := TerminalSafe(IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	g := &Globals{IO: io, Delegate: ExecCore}
 	root := newToolboxRoot(g)

@@ -30,6 +30,7 @@ func Main() int {
 	if p, err := cli.FindHelper(); err == nil {
 		_ = sandbox.UseHelper(p)
 	}
+	cli.UseReaper()
 	// This binary links the HCL parser: a toolbox file whose bytes changed
 	// is verified by its configuration (the toolbox binary hands such calls
 	// over).
