@@ -19,6 +19,10 @@ type Trust struct {
 	// LockPath is the lock's absolute path: it names the toolbox's shared
 	// tmp (sandbox.SharedTmpDir).
 	LockPath string
+	// SharedTmpSize is the size in bytes of the toolbox's shared tmp
+	// (manifest.Lock.SharedTmpBytes; 0: unlimited, a plain directory):
+	// what sandbox.SharedTmpDir bounds it to.
+	SharedTmpSize uint64
 	// Protected are the host files a later run trusts (see
 	// sandbox.Spec.Protected): directories to keep from tools go in
 	// Hidden, which ResolveWorkspace also keeps workspaces out of.
@@ -41,7 +45,8 @@ type Trust struct {
 	defaultWorkspace string
 }
 
-// NewTrust is the Trust of lock l at lockPath (absolute): protected are
+// NewTrust is the Trust of lock l at lockPath (absolute), its shared tmp
+// of l's size (the default for a nil l): protected are
 // the lock, the toolbox file, every locked binary (tools, plugins, the
 // MCP servers' executables and entry scripts), the pinned bubblewrap and
 // toolbox's own executables (SelfExecutables); hidden are the envdir root
@@ -49,7 +54,7 @@ type Trust struct {
 // not "" (the state dir the caller uses: its records, logs and socket).
 func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 	dir := filepath.Dir(lockPath)
-	tr := &Trust{LockPath: lockPath, Protected: []string{lockPath}}
+	tr := &Trust{LockPath: lockPath, Protected: []string{lockPath}, SharedTmpSize: l.SharedTmpBytes()}
 	defer func() {
 		for _, h := range hidden {
 			if h == "" {

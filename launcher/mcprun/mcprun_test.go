@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/internal/mcpfake"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/health"
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(mcpfake.Main())
 	}
 	sandbox.Init()
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithTmp(m))
 }
 
 const (
