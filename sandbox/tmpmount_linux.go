@@ -139,6 +139,7 @@ func newSharedTmpMount(fd int, path string, size uint64) error {
 	}
 	defer unix.Close(fsfd)
 	for _, o := range [][2]string{
+		{"source", "toolbox"}, // what /proc/self/mountinfo shows
 		{"size", strconv.FormatUint(size, 10)},
 		{"mode", "1777"},
 		{"uid", strconv.Itoa(os.Geteuid())},

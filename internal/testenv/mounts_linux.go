@@ -32,7 +32,7 @@ func RunWithTmp(m interface{ Run() int }) int {
 		return 1
 	}
 	// Like /tmp: tests run tools as nobody, which must reach it.
-	if err := os.Chmod(dir, 0o1777); err != nil {
+	if err := os.Chmod(dir, os.ModeSticky|0o777); err != nil {
 		fmt.Fprintf(os.Stderr, "making the test's TMPDIR: %v\n", err)
 		return 1
 	}
