@@ -240,3 +240,37 @@ func TestSharedTmpResize(t *testing.T) {
 		t.Fatalf("%d mounts after remounting, want 1", got)
 	}
 }
+
+// The exposure report's tmp_size row for a tool given the shared tmp:
+// enforced when toolbox mounted its tmpfs (as root), naming the size and
+// that it is shared; otherwise not enforced, saying why. Twin: a private
+// bwrap /tmp is enforced by its own tmpfs.
+func TestSharedTmpExposure(t *testing.T) {
+	l := Limits{TmpSize: 256 << 20}
+	row := func(m Mechanism, shared *sharedTmpBound) LimitExposure {
+		for _, le := range l.exposure(m, 0, CgroupSupport{}, shared) {
+			if le.Limit == "tmp_size" {
+				return le
+			}
+		}
+		t.Fatal("no tmp_size row")
+		return LimitExposure{}
+	}
+	for _, m := range sandboxed {
+		le := row(m, &sharedTmpBound{size: smallTmp})
+		if !le.Enforced || !strings.Contains(le.How, "a tmpfs of 8MiB shared by the toolbox's tools") {
+			t.Errorf("%s, mounted: %+v", m, le)
+		}
+		le = row(m, &sharedTmpBound{})
+		why := "only root can mount the tmpfs that bounds it"
+		if os.Geteuid() == 0 {
+			why = "the toolbox-wide tmp_size is unlimited, or toolbox may not mount here"
+		}
+		if le.Enforced || !strings.Contains(le.How, "not its tmp: the toolbox's shared directory on the host's disk") || !strings.Contains(le.How, why) {
+			t.Errorf("%s, a plain directory: %+v", m, le)
+		}
+	}
+	if le := row(Bwrap, nil); !le.Enforced || le.Value != "256MiB" {
+		t.Errorf("bwrap, private /tmp: %+v", le)
+	}
+}
