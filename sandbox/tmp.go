@@ -198,7 +198,7 @@ func openSharedTmp(path string, size uint64) (*os.File, error) {
 		return fail(err)
 	}
 	if size > 0 {
-		if err := checkSharedTmpMount(fd, path, size); err != nil {
+		if err := checkSharedTmpMount(int(parent.Fd()), fd, path, size); err != nil {
 			f.Close()
 			return fail(err)
 		}

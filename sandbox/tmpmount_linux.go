@@ -36,14 +36,22 @@ type sharedTmpState struct {
 	used      uint64 // (f_blocks-f_bfree)*f_bsize
 }
 
-// sharedTmpStat reads the state of the directory fd.
-func sharedTmpStat(fd int) (sharedTmpState, error) {
+// sharedTmpStat reads the state of the directory fd, whose parent
+// directory is parentFd: it is a mount root when statx says so
+// (STATX_ATTR_MOUNT_ROOT, Linux 5.8) or, on older kernels, when it lies on
+// another device than its parent (a tmpfs always has a device of its own).
+func sharedTmpStat(parentFd, fd int) (sharedTmpState, error) {
 	var stx unix.Statx_t
 	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS, &stx); err != nil {
 		return sharedTmpState{}, fmt.Errorf("statx: %w", err)
 	}
+	root := stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
 	if stx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT == 0 {
-		return sharedTmpState{}, errors.New("this kernel does not say which directory is a mount root (STATX_ATTR_MOUNT_ROOT, Linux 5.8)")
+		var pst unix.Stat_t
+		if err := unix.Fstat(parentFd, &pst); err != nil {
+			return sharedTmpState{}, fmt.Errorf("checking the parent: %w", err)
+		}
+		root = unix.Mkdev(stx.Dev_major, stx.Dev_minor) != pst.Dev
 	}
 	var fs unix.Statfs_t
 	if err := unix.Fstatfs(fd, &fs); err != nil {
@@ -51,18 +59,19 @@ func sharedTmpStat(fd int) (sharedTmpState, error) {
 	}
 	bs := uint64(fs.Bsize)
 	return sharedTmpState{
-		mountRoot: stx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0,
+		mountRoot: root,
 		tmpfs:     fs.Type == unix.TMPFS_MAGIC,
 		size:      fs.Blocks * bs,
 		used:      (fs.Blocks - fs.Bfree) * bs,
 	}, nil
 }
 
-// checkSharedTmpMount checks that the directory fd (at path) is the root
-// of a tmpfs of size bytes (rounded up to pages): what Start requires
-// before giving a tool a shared tmp whose Spec.SharedTmpSize is set.
-func checkSharedTmpMount(fd int, path string, size uint64) error {
-	st, err := sharedTmpStat(fd)
+// checkSharedTmpMount checks that the directory fd (at path, in parentFd)
+// is the root of a tmpfs of size bytes (rounded up to pages): what Start
+// requires before giving a tool a shared tmp whose Spec.SharedTmpSize is
+// set.
+func checkSharedTmpMount(parentFd, fd int, path string, size uint64) error {
+	st, err := sharedTmpStat(parentFd, fd)
 	if err != nil {
 		return fmt.Errorf("checking shared tmp %q: %w", path, err)
 	}
@@ -111,7 +120,7 @@ func mountSharedTmp(parentPath, name string, size uint64) error {
 	if err := checkSharedStat(&st, path, sharedTmpMode); err != nil {
 		return err
 	}
-	cur, err := sharedTmpStat(fd)
+	cur, err := sharedTmpStat(int(parent.Fd()), fd)
 	if err != nil {
 		return fmt.Errorf("checking shared tmp %q: %w", path, err)
 	}

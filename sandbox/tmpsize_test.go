@@ -114,12 +114,17 @@ func TestSeccompDeniesMountCalls(t *testing.T) {
 
 // checkMounted says whether dir is the root of a tmpfs of size bytes.
 func checkMounted(dir string, size uint64) error {
+	pfd, err := unix.Open(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	return checkSharedTmpMount(fd, dir, size)
+	return checkSharedTmpMount(pfd, fd, dir, size)
 }
 
 // mountsOn counts the mounts on dir in /proc/self/mountinfo.
