@@ -119,12 +119,14 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	lock := manifest.New()
 	lock.Sandbox, lock.EnvdirRoot, lock.EnvAllowlist, lock.Builtins = mech, cfg.EnvdirRoot, cfg.EnvAllowlist, cfg.Builtins
 	lock.Workspace = cfg.Workspace
+	lock.SharedTmpSize = sharedTmpSize(cfg)
 	lock.File = manifest.FileRef{Path: filepath.Base(cfg.Path), SHA256: sha256Hex(cfg.Source), Config: cfg.Digest}
 	var limitErrs []error
 	lock.BuiltinLimits, limitErrs = builtinLimits(cfg)
 
 	p := &prober{cfg: cfg, opts: opts, mechanism: mech, lock: lock}
 	p.trust = lockTrust(cfg, mech, opts.StateDir)
+	p.trust.SharedTmpSize = lock.SharedTmpBytes()
 	cleanup, wsErr := p.probeWorkspace()
 	defer cleanup()
 	if wsErr != nil {

@@ -29,6 +29,10 @@ import (
 //	  tmp_size    = "64MiB"    # each tmpfs bwrap mounts (/, a private /tmp, /dev/shm)
 //	}
 //
+// The toolbox-wide tmp_size also sizes the toolbox's shared tmp, the
+// tmpfs all its tools with tmp: shared write into (DESIGN.md §6, D6;
+// Lock.SharedTmpSize); a tool's own tmp_size sizes only its own mounts.
+//
 // Sizes are a whole number of bytes, or a string of one with a unit KiB,
 // MiB, GiB or TiB. Every attribute also takes "unlimited". 0 is an error:
 // it reads as "no limit" to some and "nothing allowed" to others.
@@ -41,7 +45,7 @@ const (
 	DefaultFileSize  = 256 << 20
 	DefaultOpenFiles = 4096
 	DefaultProcesses = 4096
-	DefaultTmpSize   = 256 << 20
+	DefaultTmpSize   = manifest.DefaultSharedTmpSize
 	// DefaultCPUSeconds is 0, unlimited: RLIMIT_CPU counts a process's
 	// whole life, so any value would one day kill a healthy service or
 	// stream tool; one-shot calls are bounded by their timeout.
@@ -219,6 +223,17 @@ func ParseSize(s string) (uint64, error) {
 		return 0, fmt.Errorf("%q is too large", s)
 	}
 	return n << shift, nil
+}
+
+// sharedTmpSize is the lock's SharedTmpSize: the toolbox-wide limits
+// block's tmp_size (0 for "unlimited"), nil when it sets none (the lock's
+// default, manifest.DefaultSharedTmpSize, which is DefaultTmpSize).
+func sharedTmpSize(cfg *Config) *uint64 {
+	if cfg.Limits == nil || cfg.Limits.TmpSize == nil {
+		return nil
+	}
+	v := cfg.Limits.TmpSize.Value
+	return &v
 }
 
 // DefaultLimits returns the limits a tool gets where no limits block sets

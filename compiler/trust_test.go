@@ -18,7 +18,7 @@ import (
 // re-executes it.
 func TestMain(m *testing.M) {
 	sandbox.Init()
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithTmp(m))
 }
 
 // toolboxDir writes toolbox.hcl and one tool whose describe document is

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -11,5 +12,5 @@ import (
 // re-executes it.
 func TestMain(m *testing.M) {
 	sandbox.Init()
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithTmp(m))
 }

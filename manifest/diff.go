@@ -43,6 +43,9 @@ func Diff(prev, next *Lock) []string {
 	d.str("default workspace:", prev.Workspace, next.Workspace)
 	d.list("env_allowlist:", prev.EnvAllowlist, next.EnvAllowlist)
 	d.list("builtins:", prev.Builtins, next.Builtins)
+	if a, b := prev.SharedTmpBytes(), next.SharedTmpBytes(); a != b {
+		d.addf("shared tmp size %s -> %s", showSize(a), showSize(b))
+	}
 	if !sameJSON(prev.Process, next.Process) {
 		d.addf("builtin \"process\": %s -> %s", showProcess(prev.Process), showProcess(next.Process))
 	}
@@ -260,4 +263,12 @@ func sameEncoding(a, b *Lock) bool {
 	ea, errA := encodeCanonical(wa)
 	eb, errB := encodeCanonical(wb)
 	return errA == nil && errB == nil && bytes.Equal(ea, eb)
+}
+
+// showSize renders bytes, 0 as "unlimited".
+func showSize(n uint64) string {
+	if n == 0 {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

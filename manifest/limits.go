@@ -22,6 +22,23 @@ type Limits struct {
 	TmpSizeBytes  uint64 `json:"tmp_size_bytes,omitempty"`
 }
 
+// minTmpSize is the least tmp size the toolbox file accepts (one page).
+const minTmpSize = 4096
+
+// DefaultSharedTmpSize is the size of the toolbox's shared tmp of a lock
+// without Lock.SharedTmpSize: 256 MiB, the default tmp_size (DESIGN.md §3).
+const DefaultSharedTmpSize = 256 << 20
+
+// SharedTmpBytes is the size in bytes of the toolbox's shared tmp
+// (Lock.SharedTmpSize, else DefaultSharedTmpSize); 0 means unlimited. A
+// nil lock has the default.
+func (l *Lock) SharedTmpBytes() uint64 {
+	if l == nil || l.SharedTmpSize == nil {
+		return DefaultSharedTmpSize
+	}
+	return *l.SharedTmpSize
+}
+
 // String renders the set fields as "memory_bytes=N ..." in a fixed order,
 // "none" when nothing is limited (nil included).
 func (l *Limits) String() string {
@@ -53,8 +70,12 @@ func (d *differ) limits(what string, a, b *Limits) {
 	}
 }
 
-// builtinLimits checks that every builtin with limits is declared.
+// builtinLimits checks that every builtin with limits is declared, and
+// the shared tmp's size.
 func (v *validator) builtinLimits(l *Lock) {
+	if n := l.SharedTmpBytes(); n > 0 && n < minTmpSize {
+		v.addf("shared_tmp_size_bytes: %d is below %d", n, minTmpSize)
+	}
 	for _, name := range sortedKeys(l.BuiltinLimits) {
 		switch {
 		case l.BuiltinLimits[name] == nil:

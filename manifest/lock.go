@@ -69,6 +69,13 @@ type Lock struct {
 	// Process is the resolved builtin "process" (DESIGN.md §5): how every
 	// background command runs. Set exactly when Builtins lists "process".
 	Process *ProcessBuiltin `json:"builtin_process,omitempty"`
+	// SharedTmpSize is the size in bytes of the toolbox's shared tmp (the
+	// tmpfs toolbox mounts on its shared scratch directory where it may
+	// mount: DESIGN.md §6, decision D6): the toolbox-wide limits block's
+	// tmp_size. nil (key absent) means DefaultSharedTmpSize, so that locks
+	// written before the key existed keep their meaning; 0 means
+	// unlimited (a plain directory). Read it with SharedTmpBytes.
+	SharedTmpSize *uint64 `json:"shared_tmp_size_bytes,omitempty"`
 	// BuiltinLimits are the resource limits of a builtin's commands (the
 	// key is a builtin of Builtins, e.g. "process").
 	BuiltinLimits map[string]*Limits `json:"builtin_limits,omitempty"`

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/internal/mcpfake"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) {
 		os.Exit(mcpfake.Main())
 	}
 	sandbox.Init()
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithTmp(m))
 }
 
 var (

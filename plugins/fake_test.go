@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/plugins"
 	"github.com/toolbox-dev/toolbox/plugins/sdk"
 	"github.com/toolbox-dev/toolbox/protocol"
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(modeEnv); mode != "" {
 		os.Exit(fakePlugin(mode))
 	}
-	code := m.Run()
+	code := testenv.RunWithTmp(m)
 	plugin.CleanupClients()
 	removeExamples()
 	os.Exit(code)

@@ -41,7 +41,7 @@ func MCPServer(lockDir string, l *manifest.Lock, name string, callerEnv []string
 	}
 	srv := l.MCPServers[name]
 	if spec.Mechanism != sandbox.None && !spec.TmpPrivate {
-		if spec.SharedTmp, err = sandbox.SharedTmpDir(trust.LockPath); err != nil {
+		if spec.SharedTmp, spec.SharedTmpSize, err = sandbox.SharedTmpDir(trust.LockPath, trust.SharedTmpSize); err != nil {
 			return nil, sandbox.Command{}, fmt.Errorf("preparing mcp server %q: %w", name, err)
 		}
 	}

@@ -40,7 +40,7 @@ func ProcessSpec(lockDir string, pb *manifest.ProcessBuiltin, trust *Trust) (*sa
 		spec.Protected, spec.Hidden, spec.Bwrap = trust.Protected, trust.Hidden, trust.Bwrap
 		if !spec.TmpPrivate {
 			var err error
-			if spec.SharedTmp, err = sandbox.SharedTmpDir(trust.LockPath); err != nil {
+			if spec.SharedTmp, spec.SharedTmpSize, err = sandbox.SharedTmpDir(trust.LockPath, trust.SharedTmpSize); err != nil {
 				return nil, err
 			}
 		}

@@ -86,7 +86,7 @@ func prepare(lockDir string, t *manifest.Tool, envAllowlist []string, p Params) 
 		return nil, sandbox.Command{}, err
 	}
 	if spec.Mechanism != sandbox.None && !spec.TmpPrivate {
-		if spec.SharedTmp, err = sandbox.SharedTmpDir(p.Trust.LockPath); err != nil {
+		if spec.SharedTmp, spec.SharedTmpSize, err = sandbox.SharedTmpDir(p.Trust.LockPath, p.Trust.SharedTmpSize); err != nil {
 			return nil, sandbox.Command{}, err
 		}
 	}

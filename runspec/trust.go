@@ -19,6 +19,10 @@ type Trust struct {
 	// LockPath is the lock's absolute path: it names the toolbox's shared
 	// tmp (sandbox.SharedTmpDir).
 	LockPath string
+	// SharedTmpSize is the size in bytes of the toolbox's shared tmp
+	// (manifest.Lock.SharedTmpBytes; 0: unlimited, a plain directory):
+	// what sandbox.SharedTmpDir bounds it to.
+	SharedTmpSize uint64
 	// Protected are the host files a later run trusts (see
 	// sandbox.Spec.Protected): directories to keep from tools go in
 	// Hidden, which ResolveWorkspace also keeps workspaces out of.
@@ -62,7 +66,8 @@ type Guarded struct {
 	Hidden []string
 }
 
-// NewTrust is the Trust of lock l at lockPath (absolute): protected are
+// NewTrust is the Trust of lock l at lockPath (absolute), its shared tmp
+// of l's size (the default for a nil l): protected are
 // the lock, the toolbox file, every locked binary (tools, plugins, the
 // MCP servers' executables and entry scripts), the pinned bubblewrap and
 // toolbox's own executables (SelfExecutables); hidden are the envdir root
@@ -70,7 +75,7 @@ type Guarded struct {
 // not "" (the state dir the caller uses: its records, logs and socket).
 func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 	if l == nil {
-		return &Trust{LockPath: lockPath, Protected: []string{lockPath}, Hidden: absPaths(hidden)}
+		return &Trust{LockPath: lockPath, Protected: []string{lockPath}, Hidden: absPaths(hidden), SharedTmpSize: l.SharedTmpBytes()}
 	}
 	g := Guarded{ToolboxFile: l.File.Path, EnvdirRoot: l.EnvdirRoot, Hidden: hidden}
 	for _, t := range l.Tools {
@@ -102,6 +107,7 @@ func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 		g.Bwrap = &sandbox.BwrapPin{Path: l.Bwrap.Path, SHA256: l.Bwrap.SHA256}
 	}
 	tr := TrustOf(lockPath, g)
+	tr.SharedTmpSize = l.SharedTmpBytes()
 	if l.Workspace != "" {
 		tr.defaultWorkspace = resolve(dir, l.Workspace)
 	}

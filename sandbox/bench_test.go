@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -52,11 +51,7 @@ func benchStartTrusted(b *testing.B, m Mechanism) {
 	dir := b.TempDir()
 	tool := filepath.Join(dir, "true")
 	copyFile(b, truePath(b), tool, 0o755)
-	shared, err := SharedTmpDir(filepath.Join(dir, "toolbox.lock.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(shared) })
+	shared, _ := sharedTmpSized(b, 0)
 	spec := pin(&Spec{Mechanism: m, ToolDir: dir, SharedTmp: shared})
 	for i := range 12 {
 		spec.Protected = append(spec.Protected, filepath.Join(dir, "p"+strconv.Itoa(i)))

@@ -97,7 +97,9 @@ type TmpExposure struct {
 	// directory's own path.
 	Inside string `json:"inside,omitempty"`
 	// Size bounds a private tmpfs, in bytes (0: half of the RAM, bwrap's
-	// default).
+	// default), or, kind shared, the tmpfs toolbox mounted on the shared
+	// directory (the toolbox-wide tmp_size, shared by all the toolbox's
+	// tools; 0: a plain directory on the host's disk, not bounded).
 	Size uint64 `json:"size,omitempty"`
 }
 
@@ -229,7 +231,11 @@ func Explain(spec *Spec, c Command, opts ExplainOptions) (*Exposure, error) {
 		return nil, r
 	}
 	e := &Exposure{Mechanism: m, UID: toolUID(s), GID: toolGID(s), Read: []PathExposure{}, Write: []PathExposure{}, System: []string{}}
-	e.Limits = s.Limits.exposure(m, toolUID(s), cg, !s.TmpPrivate)
+	var shared *sharedTmpBound
+	if m != None && !s.TmpPrivate && s.SharedTmp != "" {
+		shared = &sharedTmpBound{size: s.SharedTmpSize}
+	}
+	e.Limits = s.Limits.exposure(m, toolUID(s), cg, shared)
 	switch m {
 	case None:
 		e.explainNone(s)
@@ -296,7 +302,7 @@ func (e *Exposure) explainBwrap(s *Spec, lay *bwrapLayout) {
 	}
 	e.Tmp = TmpExposure{Kind: "private", Inside: "/tmp", Size: s.Limits.TmpSize}
 	if lay.tmpAt != "" {
-		e.Tmp = TmpExposure{Kind: "shared", Path: s.SharedTmp, Inside: lay.tmpAt}
+		e.Tmp = TmpExposure{Kind: "shared", Path: s.SharedTmp, Inside: lay.tmpAt, Size: s.SharedTmpSize}
 	}
 	for _, p := range lay.gp {
 		pe := ProtectedExposure{Path: p.path, Hidden: p.hide, How: ProtectedOutOfReach}
@@ -361,7 +367,7 @@ func (e *Exposure) explainLandlock(s *Spec, lay *landlockLayout) {
 	}
 	e.Tmp = TmpExposure{Kind: "none"}
 	if lay.tmpdir != "" {
-		e.Tmp = TmpExposure{Kind: "shared", Path: lay.tmpdir, Inside: lay.tmpdir}
+		e.Tmp = TmpExposure{Kind: "shared", Path: lay.tmpdir, Inside: lay.tmpdir, Size: s.SharedTmpSize}
 	}
 	for _, p := range lay.gp {
 		pe := ProtectedExposure{Path: p.path, Hidden: p.hide, How: ProtectedOutOfReach}
@@ -423,12 +429,16 @@ func filterName(r filterRules, tty bool) string {
 	return name
 }
 
+// sharedTmpBound is the toolbox's shared tmp a tool gets: size is the
+// tmpfs mounted on it in bytes, 0 for a plain host directory.
+type sharedTmpBound struct{ size uint64 }
+
 // exposure lists the six limits of l for a tool running as uid under m,
 // each with what enforces it on this machine: the rlimits Start sets
 // (rlimits), the call's cgroup when one is made (CgroupSupport.needed),
-// bwrap's tmpfs sizes. sharedTmp says the tool's /tmp is the toolbox's
-// shared directory, a host directory no tmpfs size bounds.
-func (l Limits) exposure(m Mechanism, uid uint32, cg CgroupSupport, sharedTmp bool) []LimitExposure {
+// bwrap's tmpfs sizes, the tmpfs on the toolbox's shared tmp. shared is
+// the shared tmp the tool gets (nil: none, tmp private or mechanism none).
+func (l Limits) exposure(m Mechanism, uid uint32, cg CgroupSupport, shared *sharedTmpBound) []LimitExposure {
 	rs := l.rlimits(m, uid, cg.Pids && cg.Dir != "")
 	has := func(res int) bool {
 		return slices.ContainsFunc(rs, func(r rlimit) bool { return r.Resource == res })
@@ -460,14 +470,33 @@ func (l Limits) exposure(m Mechanism, uid uint32, cg CgroupSupport, sharedTmp bo
 		return ""
 	}
 	tmp := one("tmp_size", l.TmpSize, true, if_(m == Bwrap, "tmpfs size (/, a private /tmp, /dev/shm)"))
+	own := "" // what bounds the tool's own mounts, before the shared tmp
+	if m == Bwrap {
+		own = "tmpfs size of / and /dev/shm; "
+	}
 	switch {
+	case shared != nil && shared.size > 0:
+		// DESIGN.md §6, D6: as root toolbox mounts a tmpfs of the
+		// toolbox-wide tmp_size on the shared tmp.
+		if m != Bwrap {
+			tmp.Value = FormatSize(shared.size)
+		}
+		tmp.Enforced = true
+		tmp.How = fmt.Sprintf("%sits tmp is the toolbox's shared tmp, a tmpfs of %s shared by the toolbox's tools (the toolbox-wide tmp_size)", own, FormatSize(shared.size))
+	case shared != nil:
+		// A plain host directory: what the tool writes there stays on
+		// the host's disk, bounded per file only.
+		why := fmt.Sprintf("only root can mount the tmpfs that bounds it, and toolbox runs as uid %d", os.Geteuid())
+		if os.Geteuid() == 0 {
+			why = "the toolbox-wide tmp_size is unlimited, or toolbox may not mount here (no CAP_SYS_ADMIN)"
+		}
+		tmp.Value, tmp.Enforced = FormatSize(l.TmpSize), false
+		if l.TmpSize == 0 {
+			tmp.Value = "unlimited"
+		}
+		tmp.How = fmt.Sprintf("%snot its tmp: the toolbox's shared directory on the host's disk, where file_size bounds each file, not their sum (%s; declare tmp: private under bwrap for a sized tmpfs)", own, why)
 	case l.TmpSize > 0 && m != Bwrap:
 		tmp.How = fmt.Sprintf("not applicable: %s mounts no tmpfs (file_size bounds each file of its tmp)", m)
-	case l.TmpSize > 0 && sharedTmp:
-		// The shared tmp is a host directory: what the tool writes there
-		// stays on the host's disk, bounded per file only.
-		tmp.Enforced = false
-		tmp.How = "tmpfs size of / and /dev/shm only: its /tmp is the toolbox's shared directory on the host's disk, where file_size bounds each file, not their sum (declare tmp: private for a sized tmpfs)"
 	}
 	memory := one("memory", l.Memory, true, if_(has(unix.RLIMIT_DATA), "RLIMIT_DATA"), if_(cgroup && cg.Memory, "cgroup memory.max"))
 	if memory.Enforced && !(cgroup && cg.Memory) {

@@ -31,7 +31,7 @@ func (s Support) LimitEnforcement() []LimitEnforcement {
 		procs.How = "RLIMIT_NPROC under bwrap for a tool not run as root (its own user namespace); refused for other tools"
 		procs.Missing = "no cgroup pids.max: " + orUnknown(cg.PidsReason)
 	}
-	tmp := LimitEnforcement{Limit: "tmp_size", Enforced: s.Bwrap, How: "size of every tmpfs bwrap mounts (/, a private /tmp, /dev/shm); landlock and none mount none"}
+	tmp := LimitEnforcement{Limit: "tmp_size", Enforced: s.Bwrap, How: "size of every tmpfs bwrap mounts (/, a private /tmp, /dev/shm); the toolbox-wide tmp_size sizes the tmpfs toolbox mounts on the toolbox's shared tmp when it runs as root (a plain directory otherwise)"}
 	if !s.Bwrap {
 		tmp.Missing = "bwrap is not usable: " + orUnknown(s.BwrapReason)
 	}

@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "re-executing with a canary variable: %v\n", err)
 		os.Exit(2)
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithTmp(m))
 }
 
 // testTool connects to addr (tcp, udp, unix) and writes one line; it

@@ -257,7 +257,7 @@ func (s *Spec) sharedTmpGrant() (*grant, error) {
 	if s.TmpPrivate || s.SharedTmp == "" {
 		return nil, nil
 	}
-	f, err := openSharedTmp(s.SharedTmp)
+	f, err := openSharedTmp(s.SharedTmp, s.SharedTmpSize)
 	if err != nil {
 		var r *RefusalError
 		if errors.As(err, &r) {

@@ -96,10 +96,15 @@ func (ps *policySet) policies() []seccomp.Policy {
 	return out
 }
 
+// mountCalls are the system calls that change mounts: the old API, the
+// new one (fsopen to mount_setattr) and pivot_root.
+var mountCalls = []string{"mount", "umount", "umount2", "move_mount", "fsopen", "fsconfig", "fsmount",
+	"fspick", "open_tree", "open_tree_attr", "mount_setattr", "pivot_root"}
+
 // toolPolicies is the seccomp filter of a sandboxed tool: allow by
 // default, refuse the calls listed here. Calls that need a capability the
-// tool never has (mount, module loading, raw I/O, open_by_handle_at…) are
-// left to the kernel: bwrap drops every capability and the landlock
+// tool never has (module loading, raw I/O, open_by_handle_at…) are left
+// to the kernel: bwrap drops every capability and the landlock
 // helper takes root's away.
 func toolPolicies(r filterRules, info *arch.Info) []seccomp.Policy {
 	ps := &policySet{info: info}
@@ -113,6 +118,13 @@ func toolPolicies(r filterRules, info *arch.Info) []seccomp.Policy {
 	// at will (a staple of exploits).
 	ps.deny(errnoPerm, "keyctl", "add_key", "request_key", "bpf", "perf_event_open",
 		"ptrace", "process_vm_readv", "process_vm_writev", "userfaultfd")
+	// No change to the mount table (decision D6): the shared tmp is a
+	// tmpfs toolbox mounts on a host directory, and a tool that unmounted
+	// or covered it would write to the disk beneath, outside tmp_size.
+	// The kernel refuses these without CAP_SYS_ADMIN and Landlock refuses
+	// them to a restricted process; the filter says so for every
+	// mechanism, whatever capabilities a tool ends up with.
+	ps.deny(errnoPerm, mountCalls...)
 	if r.NoOwnerOps {
 		ps.deny(errnoPerm, ownerOps...)
 	}

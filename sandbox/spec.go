@@ -61,6 +61,12 @@ type Spec struct {
 	// otherwise (FieldTmp). "" gives a bwrap tool a fresh empty /tmp and a
 	// landlock tool no scratch directory at all.
 	SharedTmp string
+	// SharedTmpSize is the size in bytes of the tmpfs SharedTmpDir mounted
+	// on SharedTmp (what it returned as mounted), 0 when SharedTmp is a
+	// plain directory. When set, Start refuses (FieldTmp) a SharedTmp that
+	// is not the root of a tmpfs of exactly that size (rounded up to
+	// pages): someone unmounted or resized it.
+	SharedTmpSize uint64
 	// Resolved maps declared paths (Read, Write, cleaned) to what they
 	// resolved to when the tool was locked. Such a path is not resolved
 	// again: its lock-time target is opened without following any symlink,

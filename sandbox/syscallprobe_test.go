@@ -251,6 +251,30 @@ var probeOps = map[string]func(a []string) error{
 		err := unix.PtraceSeize(cmd.Process.Pid)
 		return err
 	},
+	// umount2 detaches the mount on a[0] (flags MNT_DETACH); with a
+	// second argument "badflags", with flags the kernel refuses (EINVAL)
+	// before it checks any privilege, so that EPERM there can only come
+	// from the seccomp filter.
+	"umount2": func(a []string) error {
+		flags := uintptr(unix.MNT_DETACH)
+		if len(a) > 1 && a[1] == "badflags" {
+			flags = 1 << 20
+		}
+		return raw("umount2", ptr(a[0]), flags)
+	},
+	// fsopen opens a tmpfs context, the first step of mounting by the new
+	// API; move-tmp tries to move the mount on a[0] onto itself.
+	"fsopen": func(a []string) error {
+		fd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	},
+	"move-tmp": func(a []string) error { return unix.MoveMount(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[0], 0) },
+	"mount-tmpfs": func(a []string) error {
+		return unix.Mount("tmpfs", a[0], "tmpfs", unix.MS_NOSUID, "")
+	},
 	// tiocsti types one character into the terminal a[0]; with a second
 	// argument "hibits", through a command with garbage in its upper half.
 	"tiocsti": func(a []string) error {

@@ -29,6 +29,13 @@ import (
 // ever sees a half-made one) and checked (owner, mode, type) before every
 // use; anything else there is refused, never repaired or followed.
 //
+// Size (decision D6): the directory is the mount point of a tmpfs of the
+// toolbox's tmp_size (the toolbox-wide limits block, not a tool's own)
+// where toolbox may mount in the host's mount namespace (root with
+// CAP_SYS_ADMIN, see mountSharedTmp), so that the toolbox's tools
+// together never write more than that into it. Elsewhere it stays a plain
+// directory, bounded per file only (file_size).
+//
 // Lifetime: toolbox never removes it. Like /tmp it lasts until the system
 // cleans it (at boot, or by age with systemd-tmpfiles); toolbox recreates
 // it when missing. Files one tool leaves there are seen by the toolbox's
@@ -41,25 +48,40 @@ const (
 
 // SharedTmpDir returns the shared scratch directory of the toolbox whose
 // lock is at lockPath (absolute), creating it (and its parent) when
-// missing. Errors name the directory and what is wrong with it (a symlink,
-// another owner, another mode): fix it by removing the directory.
-func SharedTmpDir(lockPath string) (string, error) {
-	dir, err := SharedTmpPath(lockPath)
+// missing, and bounds it to size bytes (the toolbox's tmp_size; 0 for
+// none): mounted is the size of the tmpfs it is now the root of, to put in
+// Spec.SharedTmpSize, or 0 when it stays a plain directory (size 0, or
+// this process may not mount: not root). A plain directory is mounted on,
+// a tmpfs of another size resized. Errors name the directory and what is
+// wrong with it (a symlink, another owner, another mode: fix it by
+// removing the directory; a tmpfs holding more than size: the error says
+// the fix).
+func SharedTmpDir(lockPath string, size uint64) (dir string, mounted uint64, err error) {
+	dir, err = SharedTmpPath(lockPath)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	parent := filepath.Dir(dir)
 	base := filepath.Dir(parent)
 	if err := ensureDir(base, filepath.Base(parent), sharedTmpParentMode); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	// ensureDir has checked both levels; Start opens and checks the
 	// directory again from the descriptor it gives the tool
-	// (openSharedTmp), so nothing more is needed here.
+	// (openSharedTmp).
 	if err := ensureDir(parent, filepath.Base(dir), sharedTmpMode); err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return dir, nil
+	if size == 0 {
+		return dir, 0, nil
+	}
+	switch err := mountSharedTmp(parent, filepath.Base(dir), size); {
+	case errors.Is(err, errNoMount):
+		return dir, 0, nil
+	case err != nil:
+		return "", 0, err
+	}
+	return dir, size, nil
 }
 
 // SharedTmpPath is where SharedTmpDir puts the shared scratch directory of
@@ -138,10 +160,11 @@ func checkSharedStat(st *unix.Stat_t, path string, mode uint32) error {
 }
 
 // openSharedTmp opens the shared scratch directory at path without
-// following any symlink and checks it and its parent (owner, mode, type):
-// the descriptor it returns is what the tool is given. Errors are a
-// *RefusalError for FieldTmp.
-func openSharedTmp(path string) (*os.File, error) {
+// following any symlink and checks it and its parent (owner, mode, type)
+// and, when size is not 0, that it is the root of a tmpfs of size bytes
+// (SharedTmpDir mounted it): the descriptor it returns is what the tool is
+// given. Errors are a *RefusalError for FieldTmp.
+func openSharedTmp(path string, size uint64) (*os.File, error) {
 	fail := func(err error) (*os.File, error) {
 		return nil, refuse(FieldTmp, "", "remove the directory named (toolbox recreates it), or declare tmp = \"private\" (bwrap)",
 			"the toolbox's shared tmp cannot be used: %v", err)
@@ -173,6 +196,12 @@ func openSharedTmp(path string) (*os.File, error) {
 	if err := checkSharedStat(&st, path, sharedTmpMode); err != nil {
 		f.Close()
 		return fail(err)
+	}
+	if size > 0 {
+		if err := checkSharedTmpMount(int(parent.Fd()), fd, path, size); err != nil {
+			f.Close()
+			return fail(err)
+		}
 	}
 	return f, nil
 }

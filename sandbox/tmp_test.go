@@ -7,16 +7,33 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 // sharedTmp makes the shared tmp of a fresh toolbox (its lock in a temp
-// dir) and removes it at the end.
+// dir), a plain directory, and removes it at the end.
 func sharedTmp(t *testing.T) string {
 	t.Helper()
-	dir, err := SharedTmpDir(filepath.Join(t.TempDir(), "toolbox.lock.json"))
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir, _ := sharedTmpSized(t, 0)
 	return dir
+}
+
+// sharedTmpSized makes the shared tmp of a fresh toolbox bounded to size
+// bytes (0: none) and returns it and the size of the tmpfs mounted there
+// (0 when none: not root); at the end it detaches that mount and removes
+// the directory.
+func sharedTmpSized(t testing.TB, size uint64) (dir string, mounted uint64) {
+	t.Helper()
+	dir, mounted, err := SharedTmpDir(filepath.Join(t.TempDir(), "toolbox.lock.json"), size)
+	must(t, err)
+	t.Cleanup(func() {
+		if err := testenv.DetachMounts(dir); err != nil {
+			t.Error(err)
+		}
+		os.RemoveAll(dir)
+	})
+	return dir, mounted
 }
 
 // hostTmpMarker puts a file in the host's /tmp that no tool may see.
@@ -153,7 +170,7 @@ func TestSharedTmpAsNobody(t *testing.T) {
 // owner and modes.
 func TestSharedTmpTamperedIsRefused(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "toolbox.lock.json")
-	dir, err := SharedTmpDir(lock)
+	dir, _, err := SharedTmpDir(lock, 0)
 	must(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	var st unix.Stat_t
@@ -165,7 +182,7 @@ func TestSharedTmpTamperedIsRefused(t *testing.T) {
 	if st.Mode&0o7777 != 0o711 || int(st.Uid) != os.Geteuid() {
 		t.Fatalf("parent mode %#o uid %d", st.Mode&0o7777, st.Uid)
 	}
-	if again, err := SharedTmpDir(lock); err != nil || again != dir {
+	if again, _, err := SharedTmpDir(lock, 0); err != nil || again != dir {
 		t.Fatalf("second call: %q, %v", again, err)
 	}
 	tampers := []struct {
@@ -190,7 +207,7 @@ func TestSharedTmpTamperedIsRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.do()
 			t.Cleanup(func() { os.RemoveAll(dir) })
-			if _, err := SharedTmpDir(lock); err == nil {
+			if _, _, err := SharedTmpDir(lock, 0); err == nil {
 				t.Fatal("SharedTmpDir accepted it")
 			}
 			for _, m := range sandboxed {
@@ -198,7 +215,7 @@ func TestSharedTmpTamperedIsRefused(t *testing.T) {
 				wantRefusal(t, err, FieldTmp)
 			}
 			must(t, os.RemoveAll(dir))
-			if _, err := SharedTmpDir(lock); err != nil {
+			if _, _, err := SharedTmpDir(lock, 0); err != nil {
 				t.Fatalf("recreating after removal: %v", err)
 			}
 		})

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 // The tests in this file run the real programs as subprocesses and measure
@@ -29,7 +31,7 @@ var (
 type removeBuilt struct{ m *testing.M }
 
 func (r removeBuilt) Run() int {
-	code := r.m.Run()
+	code := testenv.RunWithTmp(r.m)
 	if builtDir != "" {
 		os.RemoveAll(builtDir)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/cmd/internal/corecmd"
 	"github.com/toolbox-dev/toolbox/internal/mcpfake"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -56,6 +57,14 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
+			// As root toolbox mounts a tmpfs on the toolbox's shared tmp
+			// ($WORK/.tmp/toolbox-0/...): detach it before testscript
+			// removes $WORK (it runs Defer first).
+			env.Defer(func() {
+				if err := testenv.DetachMounts(env.WorkDir); err != nil {
+					env.T().Log(err)
+				}
+			})
 			env.Setenv("MCPFS", mcpfsDir()) // [mcpfs] installs it there
 			dst := filepath.Join(env.WorkDir, "toolboxes")
 			if err := os.MkdirAll(dst, 0o755); err != nil {

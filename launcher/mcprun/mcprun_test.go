@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(mcpfake.Main())
 	}
 	sandbox.Init()
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithTmp(m))
 }
 
 const (

@@ -28,7 +28,7 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.Init() // the landlock helper re-executes this binary
 	testplugin.Main()
-	code := m.Run()
+	code := testenv.RunWithTmp(m)
 	plugin.CleanupClients()
 	os.Exit(code)
 }

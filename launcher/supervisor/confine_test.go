@@ -46,7 +46,13 @@ func awayFromTmp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a directory outside /tmp: %v", err)
 	}
-	t.Cleanup(func() { os.RemoveAll(d) })
+	t.Cleanup(func() {
+		// As root toolbox mounts a tmpfs on the shared tmp it makes there.
+		if err := testenv.DetachMounts(d); err != nil {
+			t.Error(err)
+		}
+		os.RemoveAll(d)
+	})
 	t.Setenv("TMPDIR", d)
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
 	"github.com/toolbox-dev/toolbox/sandbox"
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == childSupervisorArg {
 		os.Exit(childSupervisor(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithTmp(m))
 }
 
 // fixture is a locktest.Fixture: toolbox.hcl, /bin/sh tools under tools/

@@ -24,7 +24,13 @@ func TestProcessRunIsConfined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(away) })
+	t.Cleanup(func() {
+		// As root toolbox mounts a tmpfs on the shared tmp it makes there.
+		if err := testenv.DetachMounts(away); err != nil {
+			t.Error(err)
+		}
+		os.RemoveAll(away)
+	})
 	t.Setenv("TMPDIR", away)
 	f := newFixture(t)
 	rw, outside := filepath.Join(f.Dir, "work"), t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/internal/testplugin"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/protocol"
@@ -20,7 +21,7 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.Init() // the landlock helper re-executes the binary that runs tools
 	testplugin.Main()
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithTmp(m))
 }
 
 // fixture is a locktest.Fixture: toolbox.hcl, /bin/sh tools under tools/

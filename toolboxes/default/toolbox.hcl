@@ -20,6 +20,21 @@
 # nothing runs with less isolation than it asked for.
 sandbox = "auto" # bwrap | landlock | auto | none
 
+# Resource limits for every tool (a tool's own limits block overrides them).
+# tmp_size also sizes the toolbox's shared tmp: as root, toolbox mounts a
+# tmpfs of that size on it, shared by every tool with tmp "shared" (DESIGN.md
+# §6). go_test keeps Go's build and module caches there: `go test` of three
+# packages of toolbox itself (about 70 packages of dependencies and the
+# standard library) filled 253 MiB of build cache, and go also links its
+# test binaries there. 768MiB fits a moderate project with room to spare,
+# and stays below the 1 GiB issue 10 says no tool may write into its /tmp
+# (the same value sizes each tool's private /tmp and root tmpfs). When a
+# large project fills it, go_test fails with "no space left on device": run
+# `go clean -cache` (builtin "process") or raise tmp_size, then lock.
+limits {
+  tmp_size = "768MiB"
+}
+
 # Read a file, whole or a line range, two ways with identical args: a bash
 # tool and a Go plugin (hashicorp/go-plugin over gRPC, built from
 # plugins/examples/read_file with

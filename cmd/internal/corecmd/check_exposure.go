@@ -111,10 +111,16 @@ func tmpText(t sandbox.TmpExposure) string {
 	switch {
 	case t.Kind == "private" && t.Size > 0:
 		return "private " + sandbox.FormatSize(t.Size)
-	case t.Kind == "shared" && t.Inside != t.Path:
-		return "shared " + t.Path + " at " + t.Inside
 	case t.Kind == "shared":
-		return "shared " + t.Path
+		s := "shared "
+		if t.Size > 0 { // the tmpfs toolbox mounted on it (as root)
+			s += sandbox.FormatSize(t.Size) + " "
+		}
+		s += t.Path
+		if t.Inside != t.Path {
+			s += " at " + t.Inside
+		}
+		return s
 	}
 	return t.Kind
 }

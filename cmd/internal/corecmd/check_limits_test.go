@@ -22,7 +22,7 @@ func TestPrintLimits(t *testing.T) {
   open_files   yes  RLIMIT_NOFILE per process, every mechanism
   cpu_seconds  yes  RLIMIT_CPU per process (SIGXCPU, then SIGKILL a second later), every mechanism
   processes    no   RLIMIT_NPROC under bwrap for a tool not run as root (its own user namespace); refused for other tools (no cgroup pids.max: no v2)
-  tmp_size     yes  size of every tmpfs bwrap mounts (/, a private /tmp, /dev/shm); landlock and none mount none
+  tmp_size     yes  size of every tmpfs bwrap mounts (/, a private /tmp, /dev/shm); the toolbox-wide tmp_size sizes the tmpfs toolbox mounts on the toolbox's shared tmp when it runs as root (a plain directory otherwise)
 `
 	if out.String() != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", out.String(), want)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolbox-dev/toolbox/cmd/internal/cli"
 	"github.com/toolbox-dev/toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
@@ -18,7 +19,7 @@ func TestMain(m *testing.M) {
 	sandbox.Init() // unconfined tools run under the sandbox helper, which re-executes this binary
 	// As Main does: this binary verifies toolbox files by configuration.
 	launcher.ConfigDigest = compiler.ConfigDigestFile
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithTmp(m))
 }
 
 // configDigest is the configuration digest of the toolbox file at path.
