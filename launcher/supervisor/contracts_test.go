@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
@@ -147,7 +148,7 @@ func TestCommandStopIsSIGINTThenSIGKILL(t *testing.T) {
 	ctx := ctxT(t)
 	polite := `trap 'echo got INT; exit 7' INT; trap 'echo got TERM; exit 8' TERM; echo ready; while :; do sleep 0.05; done`
 	awaitReady := func(id string) {
-		eventually(t, 5*time.Second, "ready", func() bool {
+		testenv.Eventually(t, 5*time.Second, "ready", func() bool {
 			pg, err := s.Output("sess", id, 0, 0)
 			return err == nil && strings.Contains(pg.Text(), "ready")
 		})
@@ -225,7 +226,7 @@ func TestEventsDigestFlushesAPartialGroup(t *testing.T) {
 	}
 	begin := time.Now() // before the event is written
 	open()
-	eventually(t, most+5*time.Second, "the partial digest", func() bool {
+	testenv.Eventually(t, most+5*time.Second, "the partial digest", func() bool {
 		sizes, _ := eventMails(t, s, "sess")
 		return len(sizes) == 1
 	})
@@ -334,7 +335,7 @@ read -r line; echo '{"pong":true}'`,
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "the burst written", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the burst written", func() bool {
 		_, err := os.Stat(marker)
 		return err == nil
 	})
@@ -347,7 +348,7 @@ read -r line; echo '{"pong":true}'`,
 		t.Errorf("answer = %s with %d events (first %s) and %d elided; want only the pong", res.Status, n, first(res.Events), res.Elided)
 	}
 	// The backlog is not lost: it is mailed.
-	eventually(t, 10*time.Second, "the backlog mailed", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the backlog mailed", func() bool {
 		sizes, _ := eventMails(t, s, "sess")
 		total := 0
 		for _, n := range sizes {

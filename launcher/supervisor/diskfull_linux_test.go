@@ -119,7 +119,7 @@ func TestDiskFullStartsAreRefusedAndRecordsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	eventually(t, 10*time.Second, "the command to finish", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the command to finish", func() bool {
 		st, _ := s.Status(ctx, "sess", quick.Process, 0)
 		return st.Done
 	})
@@ -169,7 +169,7 @@ func TestRecordErrorReachesTheCaller(t *testing.T) {
 	if err := unix.Mount("", state, "", unix.MS_REMOUNT, ""); err != nil {
 		t.Fatalf("remounting read-write: %v", err)
 	}
-	eventually(t, 5*recordRetry, "the record to land once the disk is writable", func() bool {
+	testenv.Eventually(t, 5*recordRetry, "the record to land once the disk is writable", func() bool {
 		return recordStates(t, state)[job.Process] == StateStopped
 	})
 	if st, _ := s.Status(ctx, "sess", job.Process, 0); len(st.Notes) != 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
 
@@ -70,7 +71,7 @@ func TestFloodKeepsMemoryBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = floodBytes + int64(len("ready\n"))
-	eventually(t, 120*time.Second, "the flood", func() bool { return mustStatus(t, s, "sess", h.Process).Output.Head >= want })
+	testenv.Eventually(t, 120*time.Second, "the flood", func() bool { return mustStatus(t, s, "sess", h.Process).Output.Head >= want })
 	close(stop)
 	growth := int64(peak()) - int64(base)
 	st := mustStatus(t, s, "sess", h.Process)

@@ -107,23 +107,11 @@ func alive(pid int) bool {
 	return err == nil && state != 'Z' && state != 'X'
 }
 
-// eventually polls cond until it holds or d passes.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, d)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // readPidFile waits for a file holding a pid and returns it.
 func readPidFile(t testing.TB, path string) int {
 	t.Helper()
 	var pid int
-	eventually(t, 5*time.Second, "pid file "+path, func() bool {
+	testenv.Eventually(t, 5*time.Second, "pid file "+path, func() bool {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return false
@@ -177,7 +165,7 @@ func gate(t testing.TB) (wait string, open func()) {
 func awaitExitMail(t testing.TB, s *Supervisor, session, process string) Mail {
 	t.Helper()
 	var got Mail
-	eventually(t, 10*time.Second, "the completion mail of "+process, func() bool {
+	testenv.Eventually(t, 10*time.Second, "the completion mail of "+process, func() bool {
 		pg, err := s.Inbox(session, 0, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 // crashedSupervisor runs a supervisor in a child process that starts the
@@ -101,10 +102,10 @@ func TestKilledSupervisorsProcessesDieWithIt(t *testing.T) {
 	m := markers(950)
 	defer killSleeps(m)
 	id, pid := crashedSupervisor(t, f, state, treeCmd(m), func(int) {
-		eventually(t, 5*time.Second, "the command's tree to start", func() bool { return running(m) == 2 })
+		testenv.Eventually(t, 5*time.Second, "the command's tree to start", func() bool { return running(m) == 2 })
 	})
 	killed := time.Now()
-	eventually(t, 2*time.Second, "the command's tree to die with its supervisor", func() bool { return running(m) == 0 && !alive(pid) })
+	testenv.Eventually(t, 2*time.Second, "the command's tree to die with its supervisor", func() bool { return running(m) == 0 && !alive(pid) })
 	t.Logf("the tree was gone %s after the supervisor's death", time.Since(killed).Round(time.Millisecond))
 
 	s := f.supervisor(t, func(c *Config) { c.StateDir = state })
@@ -132,7 +133,7 @@ func TestStopKillsALostProcessStillRunning(t *testing.T) {
 	m := markers(960)
 	defer killSleeps(m)
 	_, pid := crashedSupervisor(t, f, state, treeCmd(m), func(pid int) {
-		eventually(t, 5*time.Second, "the command's tree to start", func() bool { return running(m) == 2 })
+		testenv.Eventually(t, 5*time.Second, "the command's tree to start", func() bool { return running(m) == 2 })
 		// The helper cannot act on its parent-death signal while stopped.
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
@@ -156,7 +157,7 @@ func TestStopKillsALostProcessStillRunning(t *testing.T) {
 	if err != nil || st.Status != StateLost || !strings.Contains(st.Reason, "stopped by request") {
 		t.Fatalf("Stop = %s %q, %v", st.Status, st.Reason, err)
 	}
-	eventually(t, 2*time.Second, "the lost tree to be killed", func() bool { return running(m) == 0 && !alive(pid) })
+	testenv.Eventually(t, 2*time.Second, "the lost tree to be killed", func() bool { return running(m) == 0 && !alive(pid) })
 	t.Logf("killed in %s", time.Since(start).Round(time.Millisecond))
 	if r := readRecord(t, state, st.Process); !strings.Contains(r.Reason, "stopped by request") || r.PIDStart == 0 {
 		t.Errorf("record after the stop = %+v", r)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
 
@@ -82,7 +83,7 @@ func TestMailDigestPerEventsAndSeconds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "two digests", func() bool {
+	testenv.Eventually(t, 5*time.Second, "two digests", func() bool {
 		sizes, _ := eventMails(t, s, "secs")
 		return len(sizes) == 2
 	})

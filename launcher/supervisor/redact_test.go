@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
@@ -89,7 +90,7 @@ func TestServiceRedactsSecrets(t *testing.T) {
 	// Polled, not waited for: a completion an inline wait returned is not
 	// mailed (issue 11 #14), and the exit mail is checked below.
 	var st Status
-	eventually(t, 10*time.Second, "the service's end", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the service's end", func() bool {
 		st = mustStatus(t, s, "sess", h.Process)
 		return st.Done
 	})
@@ -106,7 +107,7 @@ func TestServiceRedactsSecrets(t *testing.T) {
 		t.Errorf("output %q lacks the last stderr line", pg.Text())
 	}
 	var mails []Mail
-	eventually(t, 5*time.Second, "the event and exit mails", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the event and exit mails", func() bool {
 		in, err := s.Inbox("sess", 0, 0)
 		mails = in.Mails
 		return err == nil && len(mails) >= 2 && mails[len(mails)-1].Kind == MailExit

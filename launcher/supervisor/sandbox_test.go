@@ -65,11 +65,11 @@ func TestSetsidGrandchildDoesNotOutliveStop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 5*time.Second, "the setsid grandchild", func() bool { return len(findByCmdline("sleep", marker)) == 1 })
+			testenv.Eventually(t, 5*time.Second, "the setsid grandchild", func() bool { return len(findByCmdline("sleep", marker)) == 1 })
 			if _, err := s.Stop(ctxT(t), "sess", h.Process, false); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 3*time.Second, "the grandchild's death", func() bool { return len(findByCmdline("sleep", marker)) == 0 })
+			testenv.Eventually(t, 3*time.Second, "the grandchild's death", func() bool { return len(findByCmdline("sleep", marker)) == 0 })
 		})
 	}
 	// A background command of an unconfined builtin "process" likewise,
@@ -81,10 +81,10 @@ func TestSetsidGrandchildDoesNotOutliveStop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "the setsid grandchild", func() bool { return len(findByCmdline("sleep", marker)) == 1 })
+		testenv.Eventually(t, 5*time.Second, "the setsid grandchild", func() bool { return len(findByCmdline("sleep", marker)) == 1 })
 		if _, err := s.Stop(ctxT(t), "sess", st.Process, false); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 3*time.Second, "the grandchild's death", func() bool { return len(findByCmdline("sleep", marker)) == 0 })
+		testenv.Eventually(t, 3*time.Second, "the grandchild's death", func() bool { return len(findByCmdline("sleep", marker)) == 0 })
 	})
 }

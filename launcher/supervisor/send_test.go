@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/protocol"
 )
@@ -245,7 +246,7 @@ func received(t *testing.T, f *fixture, want string) {
 	t.Helper()
 	path := filepath.Join(f.Dir, "tools", "received")
 	var got []byte
-	eventually(t, 10*time.Second, "the service to read every event", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the service to read every event", func() bool {
 		got, _ = os.ReadFile(path)
 		return len(got) >= len(want)
 	})

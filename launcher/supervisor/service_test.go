@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
@@ -359,7 +360,7 @@ func TestStopDuringRestartBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "restarting", func() bool { return mustStatus(t, s, "sess", h.Process).Status == StateRestarting })
+	testenv.Eventually(t, 5*time.Second, "restarting", func() bool { return mustStatus(t, s, "sess", h.Process).Status == StateRestarting })
 	st, err := s.Stop(ctxT(t), "sess", h.Process, false)
 	if err != nil || st.Status != StateStopped || st.Restarts != 1 {
 		t.Errorf("stop while restarting = %+v, %v", st.Handle, err)
@@ -419,7 +420,7 @@ func TestStartRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "argv echoed", func() bool {
+	testenv.Eventually(t, 5*time.Second, "argv echoed", func() bool {
 		pg, _ := s.Output("sess", h.Process, 0, 0)
 		return pg.Text() == "run --path /x\n"
 	})

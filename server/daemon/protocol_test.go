@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/server/daemon/wire"
@@ -96,7 +97,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("wait on a finished process = %+v, %v", w, err)
 	}
 
-	eventually(t, 5*time.Second, "the completion mail", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the completion mail", func() bool {
 		pg, err := c.Inbox(ctx, "s1", 0, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -262,7 +263,7 @@ func TestHangUpCancelsTheRequest(t *testing.T) {
 	if _, err := d.client.Start(ctx, wire.Request{Session: "s", Tool: "slow"}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("start with a client deadline: %v", err)
 	}
-	eventually(t, 10*time.Second, "the abandoned start to end", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the abandoned start to end", func() bool {
 		l, err := d.client.List(ctxT(t), "s")
 		return err == nil && len(l) == 1 && l[0].Done
 	})

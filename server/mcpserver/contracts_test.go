@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
@@ -56,7 +57,7 @@ func TestInlineResultIsNotNotifiedAgain(t *testing.T) {
 	}
 	// The last one's completion is notified; it is mailed after the other
 	// two finished, so by then theirs would have been sent too.
-	eventually(t, 10*time.Second, "the notification of "+later.Process, func() bool {
+	testenv.Eventually(t, 10*time.Second, "the notification of "+later.Process, func() bool {
 		return strings.Contains(strings.Join(e.loggedProcesses(), " "), later.Process)
 	})
 	if got := e.loggedProcesses(); len(got) != 1 {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
@@ -85,7 +86,7 @@ func TestServiceStartSendStop(t *testing.T) {
 
 	// The inbox holds the events' digest and the completion.
 	var inbox supervisor.InboxPage
-	eventually(t, 5*time.Second, "the exit mail", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the exit mail", func() bool {
 		decode(t, e.call("inbox", map[string]any{"cursor": 0}), &inbox)
 		return hasMail(inbox.Mails, supervisor.MailExit, st.Process)
 	})
@@ -101,7 +102,7 @@ func TestServiceStartSendStop(t *testing.T) {
 
 	// The same mail reached the client as logging notifications, and the
 	// subscribed inbox resource was updated and reads the same mail.
-	eventually(t, 5*time.Second, "logging notifications", func() bool {
+	testenv.Eventually(t, 5*time.Second, "logging notifications", func() bool {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		return len(e.logs) >= len(inbox.Mails) && e.updates > 0
@@ -213,7 +214,7 @@ func TestStreamTool(t *testing.T) {
 	}
 	// The client handles notifications concurrently with the result.
 	var progress []string
-	eventually(t, 5*time.Second, "five progress notifications", func() bool {
+	testenv.Eventually(t, 5*time.Second, "five progress notifications", func() bool {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		progress = append([]string(nil), e.progress...)

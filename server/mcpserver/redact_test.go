@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
@@ -61,7 +62,7 @@ while read -r line; do printf '{"got":"%s"}\n' "$esc"; done`, v2("svc", &protoco
 	look("output", e.call("processes", map[string]any{"action": "output", "process": st.Process, "cursor": 0}))
 	look("stop", e.call("processes", map[string]any{"action": "stop", "process": st.Process}))
 	look("status", e.call("processes", map[string]any{"action": "status", "process": st.Process}))
-	eventually(t, 5*time.Second, "the service's mails", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the service's mails", func() bool {
 		res := e.call("inbox", map[string]any{"cursor": 0})
 		b, _ := json.Marshal(res)
 		if !strings.Contains(string(b), `\"kind\":\"exit\"`) {

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
@@ -227,7 +228,7 @@ func TestLongCallSendsProgress(t *testing.T) {
 	p := &mcp.CallToolParams{Name: "slow"}
 	p.SetProgressToken("tok")
 	wantOK(t, e.callWith(p))
-	eventually(t, 5*time.Second, "a progress notification", func() bool {
+	testenv.Eventually(t, 5*time.Second, "a progress notification", func() bool {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		return len(e.progress) > 0

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 // TestHTTPHandler: the streamable HTTP handler serves the same tools, a
@@ -55,7 +57,7 @@ func TestHTTPHandler(t *testing.T) {
 	if err := cs.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the service to stop with its HTTP session", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the service to stop with its HTTP session", func() bool {
 		return syscall.Kill(pid, 0) != nil
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/internal/testplugin"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
@@ -66,12 +67,12 @@ func TestWarmPluginPerConnection(t *testing.T) {
 		t.Fatal("two connections share one plugin process")
 	}
 	_ = other.Close()
-	eventually(t, 10*time.Second, "the closed connection's plugin to end", func() bool { return !testplugin.Alive(b) })
+	testenv.Eventually(t, 10*time.Second, "the closed connection's plugin to end", func() bool { return !testplugin.Alive(b) })
 	if !testplugin.Alive(a) || probePid(t, e.cs) != a {
 		t.Fatal("closing one connection stopped another's plugin")
 	}
 	e.close()
-	eventually(t, 10*time.Second, "the last plugin to end with its connection", func() bool { return !testplugin.Alive(a) })
+	testenv.Eventually(t, 10*time.Second, "the last plugin to end with its connection", func() bool { return !testplugin.Alive(a) })
 }
 
 // Server.Close (toolbox serve's shutdown) stops every connection's
