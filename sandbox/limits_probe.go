@@ -31,7 +31,13 @@ func (s Support) LimitEnforcement() []LimitEnforcement {
 		procs.How = "RLIMIT_NPROC under bwrap for a tool not run as root (its own user namespace); refused for other tools"
 		procs.Missing = "no cgroup pids.max: " + orUnknown(cg.PidsReason)
 	}
-	tmp := LimitEnforcement{Limit: "tmp_size", Enforced: s.Bwrap, How: "size of every tmpfs bwrap mounts (/, a private /tmp, /dev/shm); the toolbox-wide tmp_size sizes the tmpfs toolbox mounts on the toolbox's shared tmp when it runs as root (a plain directory otherwise)"}
+	// The shared tmp is bounded where toolbox may mount (DESIGN.md §6, D6):
+	// say which this machine is, not both.
+	shared := "here the toolbox-wide tmp_size sizes the tmpfs toolbox mounts on the toolbox's shared tmp (root with CAP_SYS_ADMIN)"
+	if !s.SharedTmpMount {
+		shared = "here the toolbox's shared tmp is a plain directory, bounded per file only (only root with CAP_SYS_ADMIN can mount its tmpfs)"
+	}
+	tmp := LimitEnforcement{Limit: "tmp_size", Enforced: s.Bwrap, How: "size of every tmpfs bwrap mounts (/, a private /tmp, /dev/shm); " + shared}
 	if !s.Bwrap {
 		tmp.Missing = "bwrap is not usable: " + orUnknown(s.BwrapReason)
 	}

@@ -39,6 +39,9 @@ type Support struct {
 	RunAsReason string
 	// Cgroup is what cgroup v2 offers for limits (DetectCgroup).
 	Cgroup CgroupSupport
+	// SharedTmpMount: toolbox may mount the tmpfs that bounds the
+	// toolbox's shared tmp (euid 0 with CAP_SYS_ADMIN; DESIGN.md §6, D6).
+	SharedTmpMount bool
 }
 
 // Need is what a tool declared, as far as choosing a mechanism goes.
@@ -87,7 +90,7 @@ func Detect() Support {
 var probeIdentity = &Identity{UID: 65534, GID: 65534, Groups: []uint32{65534}}
 
 func probe() Support {
-	s := Support{Cgroup: DetectCgroup()}
+	s := Support{Cgroup: DetectCgroup(), SharedTmpMount: os.Geteuid() == 0 && helper.HasCapSysAdmin()}
 	if os.Geteuid() == 0 {
 		s.RunAs = true
 	} else {

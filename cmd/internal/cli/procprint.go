@@ -121,12 +121,17 @@ func printList(out io.Writer, list []supervisor.Status, now time.Time) error {
 	return w.Flush()
 }
 
-// plural is "1 event", "2 events".
-func plural(n int, word string) string {
+// Plural is "1 event", "2 events": n and word, with an s unless n is 1
+// (words whose plural is not word+"s" use PluralOf).
+func Plural(n int, word string) string { return PluralOf(n, word, word+"s") }
+
+// PluralOf is n and one when n is 1, else n and many: "1 capability",
+// "0 capabilities".
+func PluralOf(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + word
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func dash(s string) string {
@@ -207,7 +212,7 @@ func printStreamTail(out io.Writer, name string, t *supervisor.StreamTail) {
 	if t.Truncated {
 		fmt.Fprintf(out, "--- %s (the last %d of %d bytes) ---\n", name, len(t.Text), t.Written)
 	} else {
-		fmt.Fprintf(out, "--- %s (%s) ---\n", name, plural(int(t.Written), "byte"))
+		fmt.Fprintf(out, "--- %s (%s) ---\n", name, Plural(int(t.Written), "byte"))
 	}
 	io.WriteString(out, t.Text)
 	if !strings.HasSuffix(t.Text, "\n") {
@@ -224,7 +229,7 @@ func printMail(out io.Writer, m supervisor.Mail) {
 	head := fmt.Sprintf("#%d %s %s %s %s", m.Seq, clock(m.Time), who, m.Tool, m.Kind)
 	switch m.Kind {
 	case supervisor.MailEvents:
-		head += ": " + plural(len(m.Events), "event")
+		head += ": " + Plural(len(m.Events), "event")
 		if m.Elided > 0 {
 			head += fmt.Sprintf(" (%d more not kept)", m.Elided)
 		}

@@ -106,7 +106,7 @@ func checkRun(opts *CheckOptions) error {
 	if name := requiredWithoutBackend(l); name != "" {
 		return cli.WithCode(cli.ExitUsage, requiredError(name))
 	}
-	fmt.Fprintf(opts.IO.Err, "%s and %s load and agree (%d tools, %d capabilities)\n", file, lockPath, len(l.Tools), len(l.Capabilities))
+	fmt.Fprintf(opts.IO.Err, "%s and %s load and agree (%s, %s)\n", file, lockPath, cli.Plural(len(l.Tools), "tool"), cli.PluralOf(len(l.Capabilities), "capability", "capabilities"))
 	return nil
 }
 

@@ -201,7 +201,7 @@ func printLockSummary(opts *LockOptions, res *compiler.Result, path string) {
 	if b := res.Lock.Bwrap; b != nil {
 		fmt.Fprintf(w, "pinned bwrap %s (sha256 %.12s): runs use this file, whatever PATH says\n", b.Path, b.SHA256)
 	}
-	fmt.Fprintf(w, "locked %d tools and %d capabilities in %s\n", len(res.Lock.Tools), len(res.Lock.Capabilities), path)
+	fmt.Fprintf(w, "locked %s and %s in %s\n", cli.Plural(len(res.Lock.Tools), "tool"), cli.PluralOf(len(res.Lock.Capabilities), "capability", "capabilities"), path)
 }
 
 func joinErrs(head string, errs []error) string {
