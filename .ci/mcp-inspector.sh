@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 INSPECTOR_VERSION=1.0.3
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. bench/workdir.sh
+make_work
+trap remove_work EXIT
 go build -o "$work/bin/" ./cmd/...
 npm install --prefix "$work/npm" --no-audit --no-fund --loglevel=error \
   "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null

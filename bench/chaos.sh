@@ -24,11 +24,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-10}
 par=${2:-8}
-work=$(mktemp -d)
+. bench/workdir.sh
+make_work
 hogs=()
 cleanup() {
   for p in "${hogs[@]}"; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$work"
+  remove_work
 }
 trap cleanup EXIT
 

@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ref=${1:-main}; runs=${2:-60}
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+. bench/workdir.sh
+make_work; trap remove_work EXIT
 c=$work/bin
 mkdir -p "$work/src" "$c/main" "$c/new"
 git archive "$ref" | tar -x -C "$work/src"

@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-200}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. bench/workdir.sh
+make_work
+trap remove_work EXIT
 
 go build -o "$work/" ./cmd/toolbox ./cmd/toolbox-core ./cmd/toolbox-reaper
 go build -o "$work/floor" ./bench/floor
