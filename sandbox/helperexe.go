@@ -105,7 +105,14 @@ func withHelper(cmd *exec.Cmd) {
 	helperExe.mu.Lock()
 	defer helperExe.mu.Unlock()
 	if f := helperExe.file; f != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
-		cmd.Path = "/proc/self/fd/" + strconv.Itoa(2+len(cmd.ExtraFiles))
+		execFrom(cmd, f)
 	}
+}
+
+// execFrom makes cmd execute the open binary f: f goes last in
+// ExtraFiles, so the child has it at a descriptor no other extra file is
+// laid over, and cmd executes /proc/self/fd/N.
+func execFrom(cmd *exec.Cmd, f *os.File) {
+	cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	cmd.Path = "/proc/self/fd/" + strconv.Itoa(2+len(cmd.ExtraFiles))
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
-	"strconv"
 	"sync"
 )
 
@@ -124,14 +123,14 @@ func buildSetting(bi *debug.BuildInfo, key string) string {
 	return ""
 }
 
-// withReaper makes cmd, the helper's command, execute UseReaper's file, as withHelper does for UseHelper's. It says
-// whether it did; the error is the reaper's refusal.
+// withReaper makes cmd, the helper's command, execute UseReaper's file
+// (execFrom), as withHelper does for UseHelper's. It says whether it did;
+// the error is the reaper's refusal.
 func withReaper(cmd *exec.Cmd) (bool, error) {
 	f, err := reaperFile()
 	if f == nil || err != nil {
 		return false, err
 	}
-	cmd.ExtraFiles = append(cmd.ExtraFiles, f)
-	cmd.Path = "/proc/self/fd/" + strconv.Itoa(2+len(cmd.ExtraFiles))
+	execFrom(cmd, f)
 	return true, nil
 }
