@@ -156,4 +156,25 @@ func TestReaperRefusedWhenTampered(t *testing.T) {
 			t.Fatalf("below the reaper: exit %d, %q %q", r.code, r.stdout, r.stderr)
 		}
 	})
+	// The attack: a file put at the reaper's path after the first start is
+	// never run; later starts execute the descriptor checked then (the
+	// twin is "this build" above).
+	t.Run("replaced after first use", func(t *testing.T) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "toolbox-reaper")
+		must(t, os.WriteFile(p, data, 0o755))
+		useReaper(t, p)
+		if r := runSh(t, &Spec{Mechanism: None}, `echo ran`); r.code != 0 || r.stdout != "ran\n" {
+			t.Fatalf("first start below the reaper: exit %d, %q %q", r.code, r.stdout, r.stderr)
+		}
+		marker := filepath.Join(dir, "replaced-ran")
+		must(t, os.Remove(p))
+		must(t, os.WriteFile(p, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755))
+		if r := runSh(t, &Spec{Mechanism: None}, `echo ran`); r.code != 0 || r.stdout != "ran\n" {
+			t.Fatalf("start after the file was replaced: exit %d, %q %q", r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatal("the file put at the reaper's path after the first start was run")
+		}
+	})
 }
