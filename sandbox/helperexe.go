@@ -24,13 +24,8 @@ import (
 // any main, whatever the order of the others: Init needs no check of its
 // own.) The reaper binary (UseReaper) runs the same code as its main.
 func init() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case helperArg:
-			unix.Exit(helper.Run())
-		case limitsArg:
-			unix.Exit(helper.RunLimits())
-		}
+	if code, ok := helper.Dispatch(os.Args); ok {
+		unix.Exit(code)
 	}
 }
 
