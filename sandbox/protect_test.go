@@ -281,3 +281,31 @@ func TestProtectedFileDirectlyInWriteGrant(t *testing.T) {
 		t.Fatalf("read grant: exit %d, %q, %q", res.code, res.stdout, res.stderr)
 	}
 }
+
+// bwrap hides a file (serve's MCP token file) only by covering its
+// directory, which cannot be a grant itself, even a read-only one: such a
+// grant is refused, naming the file and why. Twin: a read grant one
+// directory up starts, and the tool cannot read the file.
+func TestHiddenFileDirectlyInGrant(t *testing.T) {
+	requireMechanism(t, Bwrap)
+	tb := newToolboxTree(t)
+	dir := tb.Work + "/secrets"
+	must(t, os.Mkdir(dir, 0o755))
+	token := dir + "/token"
+	must(t, os.WriteFile(token, []byte("s3cret\n"), 0o600))
+	spec := tb.guardedSpec(Bwrap)
+	spec.Hidden = append(spec.Hidden, token)
+	spec.Read = []string{dir}
+	_, err := Start(spec, Command{Path: "/bin/true"})
+	r := wantRefusal(t, err, FieldRead)
+	if !strings.Contains(r.Reason, token) || !strings.Contains(r.Reason, "covering its directory") {
+		t.Fatalf("reason %q does not name the file and why", r.Reason)
+	}
+	spec = tb.guardedSpec(Bwrap)
+	spec.Hidden = append(spec.Hidden, token)
+	spec.Read = []string{tb.Work}
+	res := runSh(t, spec, `cat "$T"; echo "exit $?"`, "T="+token)
+	if strings.Contains(res.stdout, "s3cret") || !strings.Contains(res.stdout, "exit ") {
+		t.Fatalf("read grant above the hidden file: exit %d, %q, %q", res.code, res.stdout, res.stderr)
+	}
+}
