@@ -94,11 +94,14 @@ func guardRefusal(m Mechanism, gs []grant, gp []guarded) error {
 		// (bwrapMasks), which cannot be the writable grant itself.
 		for _, g := range gs {
 			for _, p := range gp {
-				if !p.dir && filepath.Dir(p.path) == g.src && p.hide {
+				if p.dir || filepath.Dir(p.path) != g.src {
+					continue
+				}
+				if p.hide {
 					return refuse(g.field, m, "declare paths that leave out that file, or move it into a directory of its own",
 						"path %q (%s) directly holds %q, which no tool may reach (a secret of toolbox's), and bwrap hides a file only by covering its directory", g.dest, g.src, p.path)
 				}
-				if g.write && !p.dir && filepath.Dir(p.path) == g.src {
+				if g.write {
 					return refuse(g.field, m, fixProtected+"; or keep the toolbox file and its lock in a directory of their own inside it, such as .toolbox/",
 						"writable path %q (%s) directly holds %q: a later run trusts it, and a read-only mount on a file is dropped when the host replaces it by rename", g.dest, g.src, p.path)
 				}
