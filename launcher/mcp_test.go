@@ -36,10 +36,11 @@ func (r leakyRunner) CallMCP(ctx context.Context, call MCPCall) (*MCPResult, boo
 // An MCP server's envdir values of MinMCPSecret bytes or more are redacted
 // from everything a call reports (its output, the result passed to MCP
 // clients, its errors), as a tool's secret bindings; a short setting
-// ("warn") is not: the twin.
+// ("warn") is not: the twin. The secret holds < and &, which the raw
+// result (json.Marshal) carries as \u003c and \u0026.
 func TestMCPSecretsRedacted(t *testing.T) {
 	f := newFixture(t)
-	const secret = "sk-0123456789abcdef"
+	const secret = "sk-0123456789<abc&def"
 	envdir := filepath.Join(f.Dir, "env", "srv")
 	if err := os.MkdirAll(envdir, 0o755); err != nil {
 		t.Fatal(err)
