@@ -109,7 +109,7 @@ func runMCP(ctx context.Context, req Request, toolName, backend string, t *manif
 		Args: values, CallerEnv: req.CallerEnv, Session: req.Session, StateDir: req.StateDir,
 		Hidden: req.Hidden, Workspace: req.Workspace, Redactor: red,
 	}
-	o := execOptions{timeout: callTimeout(req.Timeout, t), stdout: req.Stdout, stderr: req.Stderr, redactor: red}
+	o := execOptions{timeout: callTimeout(req.Timeout, t), stdout: req.Stdout, stderr: req.Stderr, redactor: red, limit: req.MaxResultBytes}
 	var answer json.RawMessage
 	res, err := collect(t.MCP.Server, o, func(stdout, stderr io.Writer) (outcome, error) {
 		start := time.Now()
