@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,6 +132,9 @@ func runMCP(ctx context.Context, req Request, toolName, backend string, t *manif
 			return out, err
 		}
 		answer = r.Result
+		if budget := cmp.Or(req.MaxResultBytes, MaxResultBytes); len(answer) > budget {
+			answer = nil // Output, truncated to the budget, stands for it
+		}
 		if len(answer) > 0 {
 			answer = json.RawMessage(red.String(string(answer)))
 		}

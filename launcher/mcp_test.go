@@ -51,12 +51,15 @@ func lockLook(t *testing.T, f *fixture, envdir string) {
 type bigRunner struct{ n int }
 
 func (r bigRunner) CallMCP(ctx context.Context, call MCPCall) (*MCPResult, bool, error) {
-	return &MCPResult{Text: strings.Repeat("x", r.n)}, true, nil
+	text := strings.Repeat("x", r.n)
+	raw, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
+	return &MCPResult{Text: text, Result: raw}, true, nil
 }
 
 // An MCP tool's text is held to the request's output budget
 // (Request.MaxResultBytes), as any tool's stdout: an answer over it is
-// truncated; its twin, an answer within it, is kept whole.
+// truncated, and its raw result is not kept for MCP clients; its twin, an
+// answer within it, is kept whole.
 func TestMCPOutputBudget(t *testing.T) {
 	f := newFixture(t)
 	lockLook(t, f, "")
@@ -71,6 +74,9 @@ func TestMCPOutputBudget(t *testing.T) {
 		res, err := Run(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if (res.MCPResult == nil) != c.truncated {
+			t.Errorf("an answer of %d bytes, budget %d: raw result of %d bytes kept", c.n, budget, len(res.MCPResult))
 		}
 		if res.Truncated != c.truncated || len(res.Output) > budget+1 {
 			t.Errorf("an answer of %d bytes, budget %d: truncated %v, %d bytes kept", c.n, budget, res.Truncated, len(res.Output))
