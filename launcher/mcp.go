@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,7 +110,7 @@ func runMCP(ctx context.Context, req Request, toolName, backend string, t *manif
 		Args: values, CallerEnv: req.CallerEnv, Session: req.Session, StateDir: req.StateDir,
 		Hidden: req.Hidden, Workspace: req.Workspace, Redactor: red,
 	}
-	o := execOptions{timeout: callTimeout(req.Timeout, t), stdout: req.Stdout, stderr: req.Stderr, redactor: red}
+	o := execOptions{timeout: callTimeout(req.Timeout, t), stdout: req.Stdout, stderr: req.Stderr, redactor: red, limit: req.MaxResultBytes}
 	var answer json.RawMessage
 	res, err := collect(t.MCP.Server, o, func(stdout, stderr io.Writer) (outcome, error) {
 		start := time.Now()
@@ -131,6 +132,9 @@ func runMCP(ctx context.Context, req Request, toolName, backend string, t *manif
 			return out, err
 		}
 		answer = r.Result
+		if budget := cmp.Or(req.MaxResultBytes, MaxResultBytes); len(answer) > budget {
+			answer = nil // Output, truncated to the budget, stands for it
+		}
 		if len(answer) > 0 {
 			answer = json.RawMessage(red.String(string(answer)))
 		}

@@ -16,7 +16,9 @@ const Redacted = "[redacted]"
 // arrives (Writer), error messages (Error) and other text (String).
 //
 // Each secret is matched as it is and, when different, as it appears
-// inside a JSON string (escaped), so a jsonl event that carries it is
+// inside a JSON string (escaped, with and without HTML escaping), so a
+// jsonl event or an MCP server's result re-encoded by encoding/json
+// (which writes <, > and & as \u003c, \u003e, \u0026) that carries it is
 // caught too. Where two secrets overlap, the longest match at a position
 // wins. A nil *Redactor (no secrets) leaves everything unchanged.
 //
@@ -44,7 +46,8 @@ func NewRedactor(secrets []string) *Redactor {
 	}
 	for _, s := range secrets {
 		add(s)
-		add(jsonEscaped(s))
+		add(jsonEscaped(s, false))
+		add(jsonEscaped(s, true))
 	}
 	if len(r.patterns) == 0 {
 		return nil
@@ -54,11 +57,12 @@ func NewRedactor(secrets []string) *Redactor {
 }
 
 // jsonEscaped is s as it appears between the quotes of a JSON string
-// written by a common encoder (no HTML escaping).
-func jsonEscaped(s string) string {
+// written by a common encoder (no HTML escaping) or, with html, by
+// json.Marshal.
+func jsonEscaped(s string, html bool) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
+	enc.SetEscapeHTML(html)
 	if enc.Encode(s) != nil {
 		return s
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func TestRedactorString(t *testing.T) {
-	r := NewRedactor([]string{"hunter2", "hunter22x", `q"t`, ""})
+	r := NewRedactor([]string{"hunter2", "hunter22x", `q"t`, "a<b>&c", ""})
 	for in, want := range map[string]string{
 		"":                          "",
 		"no secret here":            "no secret here",
@@ -23,7 +23,10 @@ func TestRedactorString(t *testing.T) {
 		"long hunter22x wins":       "long [redacted] wins",
 		`json {"v":"q\"t"} escaped`: `json {"v":"[redacted]"} escaped`,
 		`raw q"t`:                   `raw [redacted]`,
-		"hunter":                    "hunter",
+		// As json.Marshal writes it (an MCP server's result, mcprun).
+		`{"text":"a\u003cb\u003e\u0026c"}`: `{"text":"[redacted]"}`,
+		`{"text":"a<b>&c"}`:                `{"text":"[redacted]"}`,
+		"hunter":                           "hunter",
 	} {
 		if got := r.String(in); got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
@@ -92,10 +95,10 @@ func secretTool(t *testing.T, f *fixture, name, script string, d *protocol.Descr
 // any of texts, or when none of them says [redacted].
 func assertNoSecret(t *testing.T, what string, texts ...string) {
 	t.Helper()
-	esc := jsonEscaped(testSecret)
+	esc, html := jsonEscaped(testSecret, false), jsonEscaped(testSecret, true)
 	redacted := false
 	for _, s := range texts {
-		if strings.Contains(s, testSecret) || strings.Contains(s, esc) || strings.Contains(s, testSecret[8:30]) {
+		if strings.Contains(s, testSecret) || strings.Contains(s, esc) || strings.Contains(s, html) || strings.Contains(s, testSecret[8:30]) {
 			t.Errorf("%s: the secret leaked: %q", what, s)
 		}
 		redacted = redacted || strings.Contains(s, Redacted) || strings.Contains(s, "secret bound value")

@@ -174,7 +174,8 @@ type Result struct {
 	// StderrTail is the last StderrTailBytes of stderr.
 	StderrTail string `json:"stderr_tail,omitempty"`
 	// MCPResult is the answer of an MCP tool's server, the CallToolResult
-	// as JSON, for the MCP front-end to pass on; nil for other tools.
+	// as JSON, for the MCP front-end to pass on; nil for other tools, and
+	// when it is over the output budget (then Output, truncated, is all).
 	MCPResult json.RawMessage `json:"-"`
 	// Elapsed is the wall time from start to exit.
 	Elapsed time.Duration `json:"elapsed_ns"`

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-
 	"strings"
 
 	"github.com/toolbox-dev/toolbox/internal/atomicfile"
