@@ -107,6 +107,9 @@ func probe() Support {
 		spec := &Spec{Mechanism: Bwrap, NetNone: true, TmpPrivate: true, Bwrap: pin}
 		s.Bwrap, s.BwrapReason = tryRun(spec, truePath)
 		if !s.Bwrap {
+			// Name the file: the one found on PATH may not be the one the
+			// operator thinks of.
+			s.BwrapReason = fmt.Sprintf("%s (found on PATH): %s", pin.Path, s.BwrapReason)
 			s.BwrapRunAsReason = "bwrap does not run: " + s.BwrapReason
 		} else if !s.RunAs {
 			s.BwrapRunAsReason = s.RunAsReason

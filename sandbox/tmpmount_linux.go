@@ -85,9 +85,10 @@ func checkSharedTmpMount(parentFd, fd int, path string, size uint64) error {
 }
 
 // mountSharedTmp makes dir (the shared tmp, already created and checked
-// by ensureDir) the root of a tmpfs of size bytes, holding an exclusive
-// flock on its parent while it checks and mounts, so that two toolbox
-// processes starting at once never stack two mounts. A plain directory is
+// by ensureDir) the root of a tmpfs of size bytes. When it already is,
+// nothing more is done (every start after the first); otherwise it holds
+// an exclusive flock on the parent while it checks again and mounts, so
+// that two toolbox processes starting at once never stack two mounts. A plain directory is
 // mounted on; a tmpfs of another size is reconfigured to size, unless it
 // holds more than that (refused naming the directory and the fix).
 // Everything is done through descriptors opened without following any
@@ -101,30 +102,25 @@ func mountSharedTmp(parentPath, name string, size uint64) error {
 		return fmt.Errorf("opening %q: %w", parentPath, err)
 	}
 	defer parent.Close()
+	want := pageRound(size)
+	// Every start of a toolbox finds its tmpfs mounted already: check
+	// that without the lock, so that concurrent starts do not queue on
+	// it; lock only to mount or resize.
+	if fd, cur, err := inspectSharedTmp(int(parent.Fd()), name, path); err == nil {
+		unix.Close(fd)
+		if cur.mountRoot && cur.tmpfs && cur.size == want {
+			return nil
+		}
+	}
 	if err := unix.Flock(int(parent.Fd()), unix.LOCK_EX); err != nil {
 		return fmt.Errorf("locking %q: %w", parentPath, err)
 	}
 	// Closing the descriptor releases the lock.
-	fd, err := unix.Openat2(int(parent.Fd()), name, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC | unix.O_NOFOLLOW,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	fd, cur, err := inspectSharedTmp(int(parent.Fd()), name, path)
 	if err != nil {
-		return fmt.Errorf("opening shared tmp %q: %w", path, err)
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("checking shared tmp %q: %w", path, err)
-	}
-	if err := checkSharedStat(&st, path, sharedTmpMode); err != nil {
 		return err
 	}
-	cur, err := sharedTmpStat(int(parent.Fd()), fd)
-	if err != nil {
-		return fmt.Errorf("checking shared tmp %q: %w", path, err)
-	}
-	want := pageRound(size)
+	defer unix.Close(fd)
 	switch {
 	case cur.mountRoot && !cur.tmpfs:
 		return fmt.Errorf("shared tmp %q is the mount point of something other than a tmpfs: unmount it (umount %s)", path, path)
@@ -134,6 +130,36 @@ func mountSharedTmp(parentPath, name string, size uint64) error {
 		return resizeSharedTmp(fd, path, cur, want)
 	}
 	return newSharedTmpMount(fd, path, size)
+}
+
+// inspectSharedTmp opens name in the directory parent (an O_PATH
+// descriptor the caller closes, never following a link), checks its
+// owner, mode and type, and says what is mounted there.
+func inspectSharedTmp(parent int, name, path string) (int, sharedTmpState, error) {
+	fd, err := unix.Openat2(parent, name, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return -1, sharedTmpState{}, fmt.Errorf("opening shared tmp %q: %w", path, err)
+	}
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	if err == nil {
+		if err := checkSharedStat(&st, path, sharedTmpMode); err != nil {
+			unix.Close(fd)
+			return -1, sharedTmpState{}, err
+		}
+	}
+	var cur sharedTmpState
+	if err == nil {
+		cur, err = sharedTmpStat(parent, fd)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, sharedTmpState{}, fmt.Errorf("checking shared tmp %q: %w", path, err)
+	}
+	return fd, cur, nil
 }
 
 // newSharedTmpMount mounts a fresh tmpfs of size bytes on the directory
