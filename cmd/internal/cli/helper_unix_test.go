@@ -4,8 +4,6 @@ package cli
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -17,19 +15,11 @@ import (
 // not a regular file; opening it plainly would block FindHelper (and so
 // every command that looks for the helper) forever.
 func TestFindHelperRefusesFIFO(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(filepath.Dir(self), ToolboxName)
-	if _, err := os.Lstat(p); err == nil {
-		t.Skipf("%s exists already", p)
-	}
+	_, p := helperPath(t)
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.Remove(p) })
-	err = testenv.Unblocked(t, p, func() error { _, err := FindHelper(); return err })
+	err := testenv.Unblocked(t, p, func() error { _, err := FindHelper(); return err })
 	if !errors.Is(err, inputfile.ErrNotRegular) {
 		t.Fatalf("FindHelper with a FIFO as toolbox: %v, want a not-regular-file error", err)
 	}
