@@ -137,34 +137,34 @@ func Compile(ctx context.Context, cfg *Config, opts Options) *Result {
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
 	var progress sync.Mutex
-	for i, t := range cfg.Tools {
+	// spawn runs one probe (a tool or an MCP server) under the
+	// parallelism limit and reports its result to OnProbe.
+	spawn := func(probe func() *ToolReport) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			locked[i], reports[i] = p.probe(ctx, t)
+			report := probe()
 			if opts.OnProbe != nil {
 				progress.Lock()
-				opts.OnProbe(reports[i])
+				opts.OnProbe(report)
 				progress.Unlock()
 			}
 		}()
 	}
+	for i, t := range cfg.Tools {
+		spawn(func() *ToolReport {
+			locked[i], reports[i] = p.probe(ctx, t)
+			return reports[i]
+		})
+	}
 	servers := make([]mcpLocked, len(cfg.MCPServers))
 	for i, d := range cfg.MCPServers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		spawn(func() *ToolReport {
 			servers[i] = p.lockMCPServer(ctx, d)
-			if opts.OnProbe != nil {
-				progress.Lock()
-				opts.OnProbe(servers[i].report)
-				progress.Unlock()
-			}
-		}()
+			return servers[i].report
+		})
 	}
 	wg.Wait()
 

@@ -54,11 +54,11 @@ func (d DiskLock) Drift(next *Lock, data []byte) (*Lock, []string, error) {
 	if d.ReadErr != nil {
 		return nil, nil, d.ReadErr
 	}
+	// prev is nil when the lock on disk did not load, and also in a
+	// DiskLock built by hand with neither Lock nor Bad: both are a lock
+	// that differs, never a nil dereference.
 	prev := d.Lock
-	if d.Bad != nil {
-		prev = nil
-	}
-	if d.Bad == nil && prev.File.Path == next.File.Path && prev.File.Config == next.File.Config && prev.File.SHA256 != next.File.SHA256 {
+	if prev != nil && prev.File.Path == next.File.Path && prev.File.Config == next.File.Config && prev.File.SHA256 != next.File.SHA256 {
 		// Only the toolbox file's bytes changed: its configuration is
 		// the locked one, which is no drift.
 		same := *next
@@ -73,10 +73,13 @@ func (d DiskLock) Drift(next *Lock, data []byte) (*Lock, []string, error) {
 		return prev, nil, nil
 	}
 	var changes []string
-	if d.Bad == nil {
+	switch {
+	case prev != nil:
 		changes = Diff(prev, next)
-	} else {
+	case d.Bad != nil:
 		changes = []string{fmt.Sprintf("the lock on disk does not load: %v", d.Bad)}
+	default:
+		changes = []string{"the lock on disk was not decoded"}
 	}
 	if len(changes) == 0 {
 		changes = []string{"the lock on disk is not in canonical form"}
@@ -98,7 +101,7 @@ func (d DiskLock) ProbedDrift(probed *Lock) (*Lock, []string, error) {
 	if d.ReadErr != nil {
 		return nil, nil, d.ReadErr
 	}
-	if d.Bad == nil {
+	if d.Lock != nil {
 		probed = withHealthOf(probed, d.Lock)
 	}
 	data, err := Marshal(probed)

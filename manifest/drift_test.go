@@ -126,3 +126,20 @@ func TestProbedDrift(t *testing.T) {
 		t.Errorf("a lock that does not load: %v, %q, %v", prev, changes, err)
 	}
 }
+
+// A DiskLock built by hand (its fields are exported) with bytes but
+// neither Lock nor Bad is a lock that differs, not a nil dereference in
+// Drift or ProbedDrift.
+func TestDriftUndecodedDiskLock(t *testing.T) {
+	next := testLock()
+	d := DiskLock{Data: []byte("{}")}
+	for name, drift := range map[string]func() (*Lock, []string, error){
+		"Drift":       func() (*Lock, []string, error) { return d.Drift(next, mustMarshal(t, next)) },
+		"ProbedDrift": func() (*Lock, []string, error) { return d.ProbedDrift(next) },
+	} {
+		prev, changes, err := drift()
+		if prev != nil || err != nil || !reflect.DeepEqual(changes, []string{"the lock on disk was not decoded"}) {
+			t.Errorf("%s: %v, %q, %v", name, prev, changes, err)
+		}
+	}
+}

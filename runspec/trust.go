@@ -75,7 +75,11 @@ type Guarded struct {
 // not "" (the state dir the caller uses: its records, logs and socket).
 func NewTrust(lockPath string, l *manifest.Lock, hidden ...string) *Trust {
 	if l == nil {
-		return &Trust{LockPath: lockPath, Protected: []string{lockPath}, Hidden: absPaths(hidden), SharedTmpSize: l.SharedTmpBytes()}
+		// No lock, no binaries: still the lock's path, toolbox's own
+		// executables and the hidden directories.
+		tr := TrustOf(lockPath, Guarded{Hidden: hidden})
+		tr.SharedTmpSize = l.SharedTmpBytes()
+		return tr
 	}
 	g := Guarded{ToolboxFile: l.File.Path, EnvdirRoot: l.EnvdirRoot, Hidden: hidden}
 	for _, t := range l.Tools {

@@ -179,3 +179,22 @@ func TestSpecOfPluginHasUnixSockets(t *testing.T) {
 		}
 	}
 }
+
+// Without a lock, NewTrust still protects toolbox's own executables (the
+// running one at least), as TrustOf does for every lock: a nil lock is no
+// reason to let a tool replace them.
+func TestNewTrustNilLockProtectsSelf(t *testing.T) {
+	self := SelfExecutables()
+	if len(self) == 0 {
+		t.Fatal("no self executables")
+	}
+	tr := NewTrust("/srv/tb/toolbox.lock.json", nil, "state")
+	for _, want := range append([]string{"/srv/tb/toolbox.lock.json"}, self...) {
+		if !slices.Contains(tr.Protected, want) {
+			t.Errorf("Protected %q lacks %q", tr.Protected, want)
+		}
+	}
+	if len(tr.Hidden) != 1 || !filepath.IsAbs(tr.Hidden[0]) {
+		t.Errorf("Hidden %q, want the state dir made absolute", tr.Hidden)
+	}
+}

@@ -39,6 +39,11 @@ type Workspace struct {
 	From WorkspaceSource
 }
 
+// WorkspaceEnvIn is the value env gives $TOOLBOX_WORKSPACE (WorkspaceEnv):
+// env holds "K=V" entries as os.Environ does, a later one winning; "" when
+// unset. A server reads it from its caller's environment, not its own.
+func WorkspaceEnvIn(env []string) string { return parseEnv(env)[WorkspaceEnv] }
+
 // ChooseWorkspace is the caller's explicit choice: flag (--workspace) when
 // not "", else env (the value of $TOOLBOX_WORKSPACE) when not "", else the
 // zero Workspace. Dir is made absolute against the current directory, so

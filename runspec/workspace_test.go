@@ -335,3 +335,22 @@ func TestDeclaredGrant(t *testing.T) {
 		t.Errorf("nil fs: %+v, %v", spec, err)
 	}
 }
+
+// WorkspaceEnvIn reads $TOOLBOX_WORKSPACE from a caller's environment as
+// os/exec would: a later entry wins, a longer name sharing the prefix or an
+// entry without "=" is not it.
+func TestWorkspaceEnvIn(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{WorkspaceEnv + "X=/no", WorkspaceEnv}, ""},
+		{[]string{WorkspaceEnv + "=/a", "A=b", WorkspaceEnv + "=/b"}, "/b"},
+		{[]string{WorkspaceEnv + "=/a=b"}, "/a=b"},
+	} {
+		if got := WorkspaceEnvIn(tc.env); got != tc.want {
+			t.Errorf("WorkspaceEnvIn(%q) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}

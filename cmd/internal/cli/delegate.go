@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolbox-dev/toolbox/internal/inputfile"
 	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
@@ -88,7 +89,8 @@ func FindHelper() (string, error) {
 		return "", err
 	}
 	p := filepath.Join(filepath.Dir(self), ToolboxName)
-	f, err := os.Open(p)
+	// A regular file only: a FIFO there would block a plain open.
+	f, err := inputfile.Open(p)
 	if err != nil {
 		return "", err
 	}

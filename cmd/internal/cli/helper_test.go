@@ -11,18 +11,10 @@ import (
 // one: nothing there, another program, or another Go binary of that name
 // is refused.
 func TestFindHelperRefusesOtherPrograms(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(filepath.Dir(self), ToolboxName)
-	if _, err := os.Lstat(p); err == nil {
-		t.Skipf("%s exists already", p)
-	}
+	self, p := helperPath(t)
 	if _, err := FindHelper(); err == nil {
 		t.Fatal("FindHelper found a helper where there is none")
 	}
-	t.Cleanup(func() { os.Remove(p) })
 	for _, c := range []struct {
 		name, want string
 		content    func() []byte
@@ -44,4 +36,21 @@ func TestFindHelperRefusesOtherPrograms(t *testing.T) {
 		}
 		os.Remove(p)
 	}
+}
+
+// helperPath returns the running test binary and the path where FindHelper
+// looks for the helper beside it, which the test may create (it is removed
+// at cleanup); the test is skipped when something is there already.
+func helperPath(t *testing.T) (self, p string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = filepath.Join(filepath.Dir(self), ToolboxName)
+	if _, err := os.Lstat(p); err == nil {
+		t.Skipf("%s exists already", p)
+	}
+	t.Cleanup(func() { os.Remove(p) })
+	return self, p
 }

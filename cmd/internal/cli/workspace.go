@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,18 +22,19 @@ func AddWorkspaceFlag(cmd *cobra.Command, g *Globals) {
 // leaves the toolbox file's default, else the current directory. It is
 // resolved, and refused when unusable, by each call (DESIGN.md §7).
 func (g *Globals) ChosenWorkspace() (runspec.Workspace, error) {
-	return chooseWorkspace(g.Workspace, os.Getenv)
+	return chooseWorkspace(g.Workspace, os.Getenv(runspec.WorkspaceEnv))
 }
 
 // chosenWorkspace is ChosenWorkspace with the command's environment
 // (DaemonOptions.Getenv in tests): what a start or a background command
 // asks the daemon for. The zero Workspace leaves the daemon's own.
 func (o *DaemonOptions) chosenWorkspace() (runspec.Workspace, error) {
-	return chooseWorkspace(o.Workspace, o.getenv)
+	return chooseWorkspace(o.Workspace, o.getenv(runspec.WorkspaceEnv))
 }
 
-func chooseWorkspace(flag string, getenv func(string) string) (runspec.Workspace, error) {
-	w, err := runspec.ChooseWorkspace(flag, getenv(runspec.WorkspaceEnv))
+// chooseWorkspace is runspec.ChooseWorkspace with its error a usage error.
+func chooseWorkspace(flag, env string) (runspec.Workspace, error) {
+	w, err := runspec.ChooseWorkspace(flag, env)
 	if err != nil {
 		return runspec.Workspace{}, &UsageError{Err: err}
 	}
@@ -44,13 +44,5 @@ func chooseWorkspace(flag string, getenv func(string) string) (runspec.Workspace
 // WorkspaceIn is ChosenWorkspace for a server whose caller environment is
 // env ("K=V" entries, a later one winning), not necessarily this process's.
 func (g *Globals) WorkspaceIn(env []string) (runspec.Workspace, error) {
-	return chooseWorkspace(g.Workspace, func(name string) string {
-		v := ""
-		for _, kv := range env {
-			if rest, ok := strings.CutPrefix(kv, name+"="); ok {
-				v = rest
-			}
-		}
-		return v
-	})
+	return chooseWorkspace(g.Workspace, runspec.WorkspaceEnvIn(env))
 }
