@@ -7,6 +7,8 @@
 # command of a small toolbox, and, when bubblewrap is installed, lists and
 # calls the default toolbox's tools. Needs go, node and npm.
 set -euo pipefail
+# Built as the README installs toolbox: static (CGO_ENABLED=0).
+export CGO_ENABLED=0
 cd "$(dirname "$0")/.."
 repo=$PWD
 INSPECTOR_VERSION=1.0.3

@@ -21,6 +21,8 @@
 #
 # Usage: bench/chaos.sh [rounds] [parallel]   (default 10 rounds of 8)
 set -uo pipefail
+# Built as the README installs toolbox: static (CGO_ENABLED=0).
+export CGO_ENABLED=0
 cd "$(dirname "$0")/.."
 rounds=${1:-10}
 par=${2:-8}

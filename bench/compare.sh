@@ -6,6 +6,8 @@
 # ratio measured in one run so that machine noise hits both builds alike.
 # Usage: bench/compare.sh [REF] [runs]   (default: main 60)
 set -euo pipefail
+# Built as the README installs toolbox: static (CGO_ENABLED=0).
+export CGO_ENABLED=0
 cd "$(dirname "$0")/.."
 ref=${1:-main}; runs=${2:-60}
 . bench/workdir.sh

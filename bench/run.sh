@@ -3,6 +3,8 @@
 # each a ratio measured in one run and printed after the command that
 # measured it. Usage: bench/run.sh [runs]   (default 200)
 set -euo pipefail
+# Built as the README installs toolbox: static (CGO_ENABLED=0).
+export CGO_ENABLED=0
 cd "$(dirname "$0")/.."
 runs=${1:-200}
 . bench/workdir.sh

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"debug/elf"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -66,5 +68,30 @@ func TestFlowOfDependencies(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestProgramsStatic: the three programs build with CGO_ENABLED=0, as the
+// README installs them, into static executables. A dynamically linked
+// toolbox spends about a third more CPU at every start of a tool (the
+// dynamic loader and the cgo runtime; issue 13), so a dependency that
+// needs cgo must fail here rather than silently slow every call.
+func TestProgramsStatic(t *testing.T) {
+	toolbox, _ := programs(t)
+	dir := filepath.Dir(toolbox)
+	for _, name := range []string{"toolbox", "toolbox-core", "toolbox-reaper"} {
+		f, err := elf.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+				t.Errorf("%s is dynamically linked (program header %v)", name, p.Type)
+			}
+		}
+		f.Close()
+	}
+	if out, err := exec.Command(toolbox, "--version").CombinedOutput(); err != nil {
+		t.Fatalf("static toolbox --version: %v\n%s", err, out)
 	}
 }

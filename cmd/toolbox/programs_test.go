@@ -39,7 +39,8 @@ func (r removeBuilt) Run() int {
 }
 
 // programs builds toolbox and toolbox-core (and the toolbox-reaper beside
-// them, which their tools run below) once per test run.
+// them, which their tools run below) once per test run, static
+// (CGO_ENABLED=0) as the README installs them.
 func programs(t *testing.T) (toolbox, core string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -48,6 +49,7 @@ func programs(t *testing.T) (toolbox, core string) {
 			return
 		}
 		cmd := exec.Command("go", "build", "-o", builtDir+"/", "github.com/toolbox-dev/toolbox/cmd/toolbox", "github.com/toolbox-dev/toolbox/cmd/toolbox-core", "github.com/toolbox-dev/toolbox/cmd/toolbox-reaper")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README installs them
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
