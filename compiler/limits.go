@@ -53,9 +53,14 @@ const (
 )
 
 // Upper bounds: the kernel's default nr_open and the largest pid_max.
+// Sizes and CPU seconds stop far below 2^64: the kernel reads a resource
+// limit of 2^64-1 as RLIM_INFINITY and rounds a tmpfs size up to whole
+// pages, so a value near 2^64 would silently mean no limit at all.
 const (
-	maxOpenFiles = 1 << 20
-	maxProcesses = 1 << 22
+	maxOpenFiles  = 1 << 20
+	maxProcesses  = 1 << 22
+	maxSize       = 1 << 50 // 1 PiB
+	maxCPUSeconds = 1 << 40 // about 35,000 years
 )
 
 var limitsSchema = &hcl.BodySchema{
@@ -111,12 +116,12 @@ func (l *loader) limitsBlock(blocks hcl.Blocks, block string) (*LimitsDecl, bool
 			min  uint64
 			max  uint64
 		}{
-			{"memory", &d.Memory, true, sandbox.MinMemory, 0},
-			{"file_size", &d.FileSize, true, 1, 0},
+			{"memory", &d.Memory, true, sandbox.MinMemory, maxSize},
+			{"file_size", &d.FileSize, true, 1, maxSize},
 			{"open_files", &d.OpenFiles, false, sandbox.MinOpenFiles, maxOpenFiles},
-			{"cpu_seconds", &d.CPUSeconds, false, 1, 0},
+			{"cpu_seconds", &d.CPUSeconds, false, 1, maxCPUSeconds},
 			{"processes", &d.Processes, false, 1, maxProcesses},
-			{"tmp_size", &d.TmpSize, true, 4096, 0},
+			{"tmp_size", &d.TmpSize, true, 4096, maxSize},
 		} {
 			a := c.Attributes[f.name]
 			if a == nil {
@@ -184,7 +189,11 @@ func (l *loader) limitValue(a *hcl.Attribute, where string, size bool, min, max 
 			fmt.Sprintf("write %s or more (see the README's limits)", showLimit(min, size))))
 		return 0, false
 	case max > 0 && n > max:
-		l.add(at(a.Expr.Range(), where, fmt.Sprintf("%s: %d is above %d, the most the kernel allows", a.Name, n, max), fmt.Sprintf("write %d or less, or \"unlimited\"", max)))
+		most := "the most the kernel allows"
+		if size || max == maxCPUSeconds {
+			most = "the most a limit can be (higher values would wrap to no limit)"
+		}
+		l.add(at(a.Expr.Range(), where, fmt.Sprintf("%s: %s is above %s, %s", a.Name, showLimit(n, size), showLimit(max, size), most), fmt.Sprintf("write %s or less, or \"unlimited\"", showLimit(max, size))))
 		return 0, false
 	}
 	return n, true

@@ -24,3 +24,12 @@ builtin "process" {
   unconfined = true
   limits { open_files = 1.5 } # want: limits.hcl:25:25: builtin "process", limits: open_files: 1.5 is not a whole number; write a whole number, or "unlimited"
 }
+tool "huge" {
+  path = "../tools/ok"
+  limits {
+    tmp_size    = 18446744073709551615 # want: limits.hcl:30:19: tool "huge", limits: tmp_size: 18446744073709551615 is above 1024TiB, the most a limit can be \(higher values would wrap to no limit\); write 1024TiB or less, or "unlimited"
+    memory      = "1025TiB" # want: limits.hcl:31:19: tool "huge", limits: memory: 1025TiB is above 1024TiB, the most a limit can be
+    cpu_seconds = 1099511627777 # want: limits.hcl:32:19: tool "huge", limits: cpu_seconds: 1099511627777 is above 1099511627776, the most a limit can be
+    file_size   = "1024TiB"
+  }
+}
