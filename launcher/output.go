@@ -310,11 +310,11 @@ func (s *stdoutSink) event(line []byte, capped bool) Event {
 // finish delivers an unterminated last line, and every event still being
 // validated.
 func (s *stdoutSink) finish() {
-	defer s.drain()
 	s.drain()
 	if (s.framing == protocol.FramingJSONL || s.framing == protocol.FramingLines) && (len(s.partial) > 0 || s.partialCapped) {
 		s.endLine()
 	}
+	s.stopWorkers()
 }
 
 // jsonCost is how many bytes each byte takes in the JSON text of a result

@@ -35,20 +35,24 @@ const (
 	parallelLineMax = 64 << 10
 )
 
-// eventBatch is lines of a stream and, once done is closed, their Events.
+// eventBatch is lines of a stream and, once done has a value, their
+// Events. Batches are reused once applied.
 type eventBatch struct {
 	buf    []byte // the lines, one after another
 	ends   []int  // where each line ends in buf
 	capped []bool // each line was cut at the line room
 	events []Event
-	done   chan struct{}
+	done   chan struct{} // one value when events are ready
 }
 
 // parallelEvents is the sink's state for parallel validation.
 type parallelEvents struct {
 	cur      *eventBatch   // being filled; nil when empty
 	inFlight []*eventBatch // dispatched, oldest first
+	free     []*eventBatch // applied, to be filled again
 	max      int           // most batches in flight
+	workers  int
+	work     chan *eventBatch // to the workers; nil until the first batch
 }
 
 // newParallelEvents returns the state for parallel validation, or nil
@@ -58,7 +62,7 @@ func newParallelEvents() *parallelEvents {
 	if n < 2 {
 		return nil
 	}
-	return &parallelEvents{max: 2 * n}
+	return &parallelEvents{max: 2 * n, workers: n}
 }
 
 // parallelFor says whether s validates in batches: jsonl with a schema, in
@@ -76,7 +80,16 @@ func (s *stdoutSink) queue(line []byte, capped bool) bool {
 	}
 	p := s.par
 	if p.cur == nil {
-		p.cur = &eventBatch{done: make(chan struct{})}
+		if n := len(p.free); n > 0 {
+			p.cur, p.free = p.free[n-1], p.free[:n-1]
+		} else {
+			p.cur = &eventBatch{
+				buf:    make([]byte, 0, batchBytes),
+				ends:   make([]int, 0, batchLines),
+				capped: make([]bool, 0, batchLines),
+				done:   make(chan struct{}, 1),
+			}
+		}
 	}
 	b := p.cur
 	b.buf = append(b.buf, line...)
@@ -88,55 +101,71 @@ func (s *stdoutSink) queue(line []byte, capped bool) bool {
 	return true
 }
 
-// dispatch starts validating the current batch, then applies the batches
-// that are done, oldest first, waiting for the oldest while too many are
-// in flight.
+// dispatch hands the current batch to the workers (started at the first),
+// then applies the batches that are done, oldest first, waiting for the
+// oldest while too many are in flight.
 func (s *stdoutSink) dispatch() {
 	p := s.par
 	if b := p.cur; b != nil {
+		if p.work == nil {
+			p.work = make(chan *eventBatch, p.max+1)
+			for range p.workers {
+				go s.validateBatches(p.work)
+			}
+		}
 		p.cur = nil
 		p.inFlight = append(p.inFlight, b)
-		go s.validateBatch(b)
+		p.work <- b
 	}
 	for len(p.inFlight) > 0 {
-		b := p.inFlight[0]
 		if len(p.inFlight) <= p.max {
 			select {
-			case <-b.done:
+			case <-p.inFlight[0].done:
 			default:
 				return
 			}
 		} else {
-			<-b.done
+			<-p.inFlight[0].done
 		}
-		p.inFlight[0] = nil
-		p.inFlight = p.inFlight[1:]
-		s.apply(b)
+		s.applyOldest()
 	}
 }
 
-// validateBatch builds the Event of each line of b.
-func (s *stdoutSink) validateBatch(b *eventBatch) {
-	b.events = make([]Event, len(b.ends))
-	start := 0
-	for i, end := range b.ends {
-		b.events[i] = s.event(b.buf[start:end], b.capped[i])
-		start = end
+// validateBatches is a worker: it builds the Events of each batch it gets
+// until work is closed.
+func (s *stdoutSink) validateBatches(work <-chan *eventBatch) {
+	for b := range work {
+		b.events = b.events[:0]
+		start := 0
+		for i, end := range b.ends {
+			b.events = append(b.events, s.event(b.buf[start:end], b.capped[i]))
+			start = end
+		}
+		b.done <- struct{}{}
 	}
-	close(b.done)
 }
 
-// apply delivers the events of a done batch in order. Once the budget
-// ends framing (Truncated), the rest were framed ahead of it and are
-// dropped: they were never events. So is any line framed after them
-// (endLine drops what comes after a drain that set Truncated).
-func (s *stdoutSink) apply(b *eventBatch) {
+// applyOldest delivers the events of the oldest batch in flight, which is
+// done, in order, and keeps the batch for reuse. Once the budget ends
+// framing (Truncated), the rest were framed ahead of it and are dropped:
+// they were never events. So is any line framed after them (endLine drops
+// what comes after a drain that set Truncated).
+func (s *stdoutSink) applyOldest() {
+	p := s.par
+	b := p.inFlight[0]
+	p.inFlight[0] = nil
+	p.inFlight = p.inFlight[1:]
 	for _, e := range b.events {
 		if s.truncated {
 			break
 		}
 		s.count++
 		s.use(e)
+	}
+	clear(b.events) // hold no event's bytes
+	b.buf, b.ends, b.capped, b.events = b.buf[:0], b.ends[:0], b.capped[:0], b.events[:0]
+	if cap(b.buf) <= 2*batchBytes { // not one grown by a long line
+		p.free = append(p.free, b)
 	}
 }
 
@@ -146,12 +175,20 @@ func (s *stdoutSink) drain() {
 		return
 	}
 	s.dispatch()
-	p := s.par
-	for len(p.inFlight) > 0 {
-		b := p.inFlight[0]
-		<-b.done
-		p.inFlight[0] = nil
-		p.inFlight = p.inFlight[1:]
-		s.apply(b)
+	for p := s.par; len(p.inFlight) > 0; {
+		<-p.inFlight[0].done
+		s.applyOldest()
+	}
+}
+
+// stopWorkers applies every batch and ends the workers: the sink is done.
+func (s *stdoutSink) stopWorkers() {
+	if s.par == nil {
+		return
+	}
+	s.drain()
+	if s.par.work != nil {
+		close(s.par.work)
+		s.par.work = nil
 	}
 }

@@ -48,7 +48,7 @@ func runSink(t *testing.T, v EventValidator, m sinkMode, out []byte, chunks []in
 	s.parInit = true
 	if parallel {
 		// Batches in flight whatever GOMAXPROCS is.
-		s.par = &parallelEvents{max: 3}
+		s.par = &parallelEvents{max: 3, workers: 2}
 	}
 	p := out
 	for _, k := range chunks {
@@ -61,8 +61,8 @@ func runSink(t *testing.T, v EventValidator, m sinkMode, out []byte, chunks []in
 	if fwd.String() != string(out) {
 		t.Fatalf("forwarded %d bytes differ from the %d written", fwd.Len(), len(out))
 	}
-	if parallel && len(s.par.inFlight) != 0 || s.par != nil && s.par.cur != nil {
-		t.Fatalf("finish left batches behind")
+	if parallel && (len(s.par.inFlight) != 0 || s.par.cur != nil || s.par.work != nil) {
+		t.Fatalf("finish left batches or workers behind")
 	}
 	return s
 }
