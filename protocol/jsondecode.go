@@ -106,49 +106,16 @@ func (d *fastDecoder) literal(word string) bool {
 	return true
 }
 
-// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (RFC 8259
-// §6); what follows is the caller's to check.
+// number reads a number (numberEnd); what follows is the caller's to
+// check.
 func (d *fastDecoder) number() (any, bool) {
-	b, start := d.data, d.i
-	i := start
-	if b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		i = digitsEnd(b, i+1)
-	default:
+	end, ok := numberEnd(d.data, d.i)
+	if !ok {
 		return nil, false
 	}
-	if i < len(b) && b[i] == '.' {
-		j := digitsEnd(b, i+1)
-		if j == i+1 {
-			return nil, false
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := digitsEnd(b, i)
-		if j == i {
-			return nil, false
-		}
-		i = j
-	}
-	d.i = i
-	return json.Number(d.text(start, i)), true
-}
-
-func digitsEnd(b []byte, i int) int {
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	return i
+	start := d.i
+	d.i = end
+	return json.Number(d.text(start, end)), true
 }
 
 // str reads a string at d.i (its opening quote).
@@ -258,17 +225,47 @@ func hex4(b []byte) rune {
 	return r
 }
 
-func (d *fastDecoder) object() (any, bool) {
+// enter steps into an object or array at its opening byte. ok is false
+// past fastMaxDepth; empty says the closing byte followed at once (and it
+// was stepped over).
+func (d *fastDecoder) enter(closing byte) (empty, ok bool) {
 	if d.depth++; d.depth > fastMaxDepth {
-		return nil, false
+		return false, false
 	}
-	d.i++ // '{'
-	m := make(map[string]any)
+	d.i++
 	d.skipSpace()
-	if d.i < len(d.data) && d.data[d.i] == '}' {
+	if d.i < len(d.data) && d.data[d.i] == closing {
 		d.i++
 		d.depth--
-		return m, true
+		return true, true
+	}
+	return false, true
+}
+
+// next steps over what follows a member or element: a comma (more) or the
+// closing byte.
+func (d *fastDecoder) next(closing byte) (more, ok bool) {
+	d.skipSpace()
+	if d.i >= len(d.data) {
+		return false, false
+	}
+	switch d.data[d.i] {
+	case ',':
+		d.i++
+		d.skipSpace()
+		return true, true
+	case closing:
+		d.i++
+		d.depth--
+		return false, true
+	}
+	return false, false
+}
+
+func (d *fastDecoder) object() (any, bool) {
+	m := make(map[string]any)
+	if empty, ok := d.enter('}'); empty || !ok {
+		return m, ok
 	}
 	for {
 		if d.i >= len(d.data) || d.data[d.i] != '"' {
@@ -289,35 +286,16 @@ func (d *fastDecoder) object() (any, bool) {
 			return nil, false
 		}
 		m[k] = v
-		d.skipSpace()
-		if d.i >= len(d.data) {
-			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-			d.skipSpace()
-		case '}':
-			d.i++
-			d.depth--
-			return m, true
-		default:
-			return nil, false
+		if more, ok := d.next('}'); !more {
+			return m, ok
 		}
 	}
 }
 
 func (d *fastDecoder) array() (any, bool) {
-	if d.depth++; d.depth > fastMaxDepth {
-		return nil, false
-	}
-	d.i++ // '['
 	a := make([]any, 0)
-	d.skipSpace()
-	if d.i < len(d.data) && d.data[d.i] == ']' {
-		d.i++
-		d.depth--
-		return a, true
+	if empty, ok := d.enter(']'); empty || !ok {
+		return a, ok
 	}
 	for {
 		v, ok := d.value()
@@ -325,20 +303,8 @@ func (d *fastDecoder) array() (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.skipSpace()
-		if d.i >= len(d.data) {
-			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-			d.skipSpace()
-		case ']':
-			d.i++
-			d.depth--
-			return a, true
-		default:
-			return nil, false
+		if more, ok := d.next(']'); !more {
+			return a, ok
 		}
 	}
 }
