@@ -231,3 +231,22 @@ func TestParallelValidationUsed(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParallelValidation: for any output, written in any chunks, in every
+// mode that validates in parallel, the result is that of validating each
+// line in place.
+func FuzzParallelValidation(f *testing.F) {
+	f.Add([]byte("{\"n\":1}\n{\"n\":\"x\"}\n\n{\n{\"n\":2}"), []byte{3, 9, 1})
+	f.Add(mixedStream(rand.New(rand.NewPCG(1, 2)), 400, false), []byte{200, 17, 255})
+	f.Add([]byte(strings.Repeat("{\"n\":\""+strings.Repeat(`\"`, 300)+"\"}\n", 40)), []byte{0})
+	v := parallelTestValidator(f)
+	f.Fuzz(func(t *testing.T, out, sizes []byte) {
+		var chunks []int
+		for _, c := range sizes {
+			chunks = append(chunks, 1+int(c)*int(c))
+		}
+		for _, m := range parallelModes {
+			sameSink(t, runSink(t, v, m, out, chunks, true), runSink(t, v, m, out, chunks, false))
+		}
+	})
+}
