@@ -7,14 +7,15 @@ import (
 )
 
 // Parallel validation of jsonl events (issue 13: a stream tool's events
-// are validated at >= 250k/s, more than one core does with the schema
-// validator). The sink frames lines as before and hands small ones, in
+// are to be validated at >= 250k/s, more than one core manages with the
+// schema validator). The sink frames lines as before and hands small ones, in
 // batches, to goroutines that build their Events (validation included);
 // the results are applied in the order of the lines by the goroutine that
 // writes to the sink, so that counts, invalid reports, the kept events and
 // the budget come out exactly as when each line is validated where it
 // ends. Nothing of that is read before finish, which waits for every
-// batch. What is forwarded never waits for validation.
+// batch. What is forwarded is written before its lines are validated, as
+// it was.
 //
 // It is used where framing does not depend on earlier events' outcome: a
 // stream tool's (keepEvents) and a call that keeps nothing (streamOnly),
@@ -31,7 +32,8 @@ const (
 	// parallelLineMax is the longest line validated in a batch: a longer
 	// one waits for the batches before it and is validated in place, so
 	// that the sink holds at most one long line at a time (DESIGN.md §5's
-	// memory bound) and batches in flight at most about batchBytes each.
+	// memory bound) and each batch in flight under batchBytes +
+	// parallelLineMax.
 	parallelLineMax = 64 << 10
 )
 
