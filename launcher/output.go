@@ -73,6 +73,12 @@ type stdoutSink struct {
 	count         int // events seen
 	invalid       []InvalidEvent
 	invalidCount  int
+
+	// par validates jsonl events in batches on other goroutines
+	// (output_parallel.go); nil: each where its line ends. Set at the
+	// first write, once keepEvents and streamOnly are.
+	par     *parallelEvents
+	parInit bool
 }
 
 func newStdoutSink(framing string, forward io.Writer, v EventValidator) *stdoutSink {
@@ -99,7 +105,16 @@ func (s *stdoutSink) Write(p []byte) (int, error) {
 	case s.keepRaw:
 		s.raw = append(s.raw, s.take(p)...)
 	case s.framing == protocol.FramingJSONL || s.framing == protocol.FramingLines:
+		if !s.parInit {
+			s.parInit = true
+			if s.parallelFor() {
+				s.par = newParallelEvents()
+			}
+		}
 		s.split(p)
+		if s.par != nil {
+			s.dispatch()
+		}
 	}
 	return len(p), nil
 }
@@ -190,22 +205,36 @@ func (s *stdoutSink) endLine() {
 		if !capped && len(bytes.TrimSpace(line)) == 0 {
 			return // a blank line is a separator, not an event
 		}
-		s.count++
-		switch {
-		case s.streamOnly:
-			s.report(line, capped)
-		case capped && s.keepEvents == 0:
-			s.truncated = true
-		default:
-			s.keep(s.event(line, capped))
+		if s.par != nil {
+			if s.queue(line, capped) {
+				return
+			}
+			// Too long to batch: validated here, after every line before it.
+			if s.drain(); s.truncated {
+				return // those ended framing: this line never was an event
+			}
 		}
+		s.count++
+		if capped && !s.streamOnly && s.keepEvents == 0 {
+			s.truncated = true
+			return
+		}
+		s.use(s.event(line, capped))
 	}
+}
+
+// use reports (a call that keeps no events) or keeps a counted event.
+func (s *stdoutSink) use(e Event) {
+	if s.streamOnly {
+		s.report(e)
+		return
+	}
+	s.keep(e)
 }
 
 // report checks one event of a call that keeps none, keeping the first
 // MaxInvalidReports invalid ones.
-func (s *stdoutSink) report(line []byte, capped bool) {
-	e := s.event(line, capped)
+func (s *stdoutSink) report(e Event) {
 	if !e.Invalid {
 		return
 	}
@@ -252,7 +281,10 @@ func EventCost(e Event) int {
 
 // event validates one jsonl line: against the declared schema when there is
 // one, else only as JSON. A capped line (longer than can be held) is
-// invalid, holding the part that was read.
+// invalid, holding the part that was read. A valid event of a call that
+// keeps none is the zero Event (not kept, not copied). It reads only what
+// is fixed before the first write: output_parallel.go calls it from
+// several goroutines at once.
 func (s *stdoutSink) event(line []byte, capped bool) Event {
 	if capped {
 		return Event{Invalid: true, Raw: string(line), Error: fmt.Sprintf("line longer than the %d-byte output budget; cut there", s.limit)}
@@ -269,14 +301,20 @@ func (s *stdoutSink) event(line []byte, capped bool) Event {
 	if err != nil {
 		return Event{Invalid: true, Raw: string(line), Error: err.Error()}
 	}
+	if s.streamOnly {
+		return Event{}
+	}
 	return Event{Event: json.RawMessage(bytes.Clone(line))}
 }
 
-// finish delivers an unterminated last line.
+// finish delivers an unterminated last line, and every event still being
+// validated.
 func (s *stdoutSink) finish() {
+	s.drain()
 	if (s.framing == protocol.FramingJSONL || s.framing == protocol.FramingLines) && (len(s.partial) > 0 || s.partialCapped) {
 		s.endLine()
 	}
+	s.stopWorkers()
 }
 
 // jsonCost is how many bytes each byte takes in the JSON text of a result

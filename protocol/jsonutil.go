@@ -66,8 +66,19 @@ func JSONKind(v any) string { return jsonKind(v) }
 func Truncate(s string, n int) string { return truncate(s, n) }
 
 // decodeJSON decodes exactly one JSON value, numbers as json.Number, and
-// refuses anything after it but white space.
+// refuses anything after it but white space. fastDecode does the work;
+// what it does not take goes to encoding/json, which decides and words the
+// error.
 func decodeJSON(data []byte) (any, error) {
+	if v, ok := fastDecode(data); ok {
+		return v, nil
+	}
+	return stdDecodeJSON(data)
+}
+
+// stdDecodeJSON is decodeJSON by encoding/json alone: the rule fastDecode
+// follows.
+func stdDecodeJSON(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -99,7 +110,13 @@ func jsonSpace(b []byte) bool {
 }
 
 // DecodeJSON decodes exactly one JSON value, numbers as json.Number, and
-// refuses anything after it but white space.
+// refuses anything after it but white space. Values are those of
+// encoding/json's Decoder with UseNumber (map[string]any with a repeated
+// key's last value, []any, string, json.Number, bool, nil; an invalid UTF-8
+// byte or lone surrogate escape in a string reads as U+FFFD; at most 10000
+// levels of nesting), and so are its errors, with the byte offset added.
+// A hand-written decoder does the work (issue 13: it is every stream
+// event's first step); FuzzDecodeJSON holds it to encoding/json.
 func DecodeJSON(data []byte) (any, error) { return decodeJSON(data) }
 
 func isRuneStart(b byte) bool { return utf8.RuneStart(b) }

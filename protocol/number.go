@@ -5,10 +5,16 @@ import (
 	"strings"
 )
 
-// isJSONNumber reports whether s is a number in JSON syntax (RFC 8259 §6):
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// isJSONNumber reports whether s is a number in JSON syntax (numberEnd).
 func isJSONNumber(s string) bool {
-	i := 0
+	end, ok := numberEnd(s, 0)
+	return ok && end == len(s)
+}
+
+// numberEnd reads the number in JSON syntax (RFC 8259 §6) that starts at
+// s[i], -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, and returns where
+// it ends; ok is false when s[i:] does not start with one.
+func numberEnd[T string | []byte](s T, i int) (end int, ok bool) {
 	if i < len(s) && s[i] == '-' {
 		i++
 	}
@@ -18,12 +24,12 @@ func isJSONNumber(s string) bool {
 	case i < len(s) && s[i] >= '1' && s[i] <= '9':
 		i = skipDigits(s, i)
 	default:
-		return false
+		return 0, false
 	}
 	if i < len(s) && s[i] == '.' {
 		j := skipDigits(s, i+1)
 		if j == i+1 {
-			return false
+			return 0, false
 		}
 		i = j
 	}
@@ -34,14 +40,14 @@ func isJSONNumber(s string) bool {
 		}
 		j := skipDigits(s, i)
 		if j == i {
-			return false
+			return 0, false
 		}
 		i = j
 	}
-	return i == len(s)
+	return i, true
 }
 
-func skipDigits(s string, i int) int {
+func skipDigits[T string | []byte](s T, i int) int {
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}

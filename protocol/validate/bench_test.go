@@ -1,6 +1,10 @@
 package validate
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/toolbox-dev/toolbox/protocol"
+)
 
 // BenchmarkParseDescribe measures lock-time validation of a v2 document
 // (the schemas are compiled once, before the loop).
@@ -18,4 +22,32 @@ func BenchmarkParseDescribe(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkValidateEvent measures one small stream event (the stream
+// benchmark's, bench/fixtures.sh) through EventValidator.Validate, and the
+// schema library's part of it alone.
+func BenchmarkValidateEvent(b *testing.B) {
+	v, err := CompileEventSchema([]byte(`{"type":"object","required":["n","msg"],"properties":{"n":{"type":"integer"},"msg":{"type":"string"}}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := []byte(`{"n":12345,"msg":"event number 12345"}`)
+	b.Run("validate", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := v.Validate(line); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	val, _ := protocol.DecodeJSON(line)
+	b.Run("schema-only", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := v.schema.Validate(val); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -83,8 +83,10 @@ func (v *EventValidator) Validate(line []byte) (any, error) {
 	if v == nil || v.schema == nil {
 		return val, nil
 	}
-	if probs := numberProblems(val, nil); len(probs) > 0 {
-		return val, fmt.Errorf("event cannot be checked: %s", probs[0])
+	if mayHoldNumberProblem(line) {
+		if probs := numberProblems(val, nil); len(probs) > 0 {
+			return val, fmt.Errorf("event cannot be checked: %s", probs[0])
+		}
 	}
 	if err := validateSafely(v.schema, val); err != nil {
 		var verr *jsonschema.ValidationError

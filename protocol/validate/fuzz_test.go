@@ -2,7 +2,10 @@ package validate
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/toolbox-dev/toolbox/protocol"
 )
 
 // FuzzParseDescribe: ParseDescribe never panics, fails only with a
@@ -21,5 +24,24 @@ func FuzzParseDescribe(f *testing.F) {
 			return
 		}
 		assertRoundTrip(t, d)
+	})
+}
+
+// FuzzNumberGuard: mayHoldNumberProblem, which lets Validate skip the walk
+// of numberProblems, says yes for every JSON text holding a number the
+// walk refuses.
+func FuzzNumberGuard(f *testing.F) {
+	for _, s := range []string{`{"n":1}`, `{"n":1e1000100}`, `[1E-2000]`, `{"e":"1e5000"}`, `-1.5e+7`,
+		`[1` + strings.Repeat("0", 1000) + `]`, `{"n":1` + strings.Repeat("0", 999) + `}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := protocol.DecodeJSON(data)
+		if err != nil {
+			return
+		}
+		if probs := numberProblems(v, nil); len(probs) > 0 && !mayHoldNumberProblem(data) {
+			t.Fatalf("%q holds %s, but mayHoldNumberProblem says no", data, probs[0])
+		}
 	})
 }

@@ -69,6 +69,23 @@ func numberProblems(v any, prefix []string) []problem {
 	return out
 }
 
+// mayHoldNumberProblem says whether the JSON text b may hold a number
+// numberProblem refuses: one longer than maxNumberLen needs a longer text,
+// and an exponent is a digit followed by 'e' or 'E'. It saves the walk of
+// numberProblems on nearly every event of a stream (issue 13); where it
+// says yes, the walk decides.
+func mayHoldNumberProblem(b []byte) bool {
+	if len(b) > maxNumberLen {
+		return true
+	}
+	for i := 1; i < len(b); i++ {
+		if c := b[i]; (c == 'e' || c == 'E') && b[i-1] >= '0' && b[i-1] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
 // validateSafely runs sch.Validate, turning a panic inside the library into
 // an error: a malformed input must never crash a caller.
 func validateSafely(sch *jsonschema.Schema, v any) (err error) {
