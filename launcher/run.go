@@ -103,6 +103,8 @@ const DefaultKeepEvents = 100
 
 // EventValidator validates one jsonl line against a compiled event schema;
 // the error says why the line is invalid. *validate.EventValidator is one.
+// It must be safe for concurrent use: a stream's lines are validated on
+// several goroutines at once (output_parallel.go).
 type EventValidator interface {
 	Validate(line []byte) (any, error)
 }
