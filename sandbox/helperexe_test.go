@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -102,29 +103,36 @@ func TestUseHelperRefusesAnUntrustedFile(t *testing.T) {
 
 // The helper and the limits wrapper refuse a spec with a field they do
 // not know: a helper older than its caller would otherwise drop a
-// restriction (or a limit) it never heard of.
+// restriction (or a limit) it never heard of. The helper's binary form
+// opens with its Spec's layout (another build's is refused, see
+// helper's TestSpecBinaryRefusesDamage); the wrapper's JSON refuses
+// unknown fields.
 func TestHelperRefusesUnknownSpecFields(t *testing.T) {
-	known := `{"path":"/bin/true","argv":["true"],"dir":"/","grants":[{"path":"/usr","dir":true}]}`
-	var hs helperSpec
-	if err := helper.DecodeSpec([]byte(known), &hs); err != nil || hs.Path != "/bin/true" || len(hs.Grants) != 1 {
-		t.Fatalf("a spec of known fields: %+v, %v", hs, err)
+	hs := helperSpec{Path: "/bin/true", Argv: []string{"true"}, Dir: "/", Grants: []helper.Grant{{Path: "/usr", Dir: true}}}
+	data, err := hs.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got helperSpec
+	if err := got.UnmarshalBinary(data); err != nil || got.Path != "/bin/true" || len(got.Grants) != 1 {
+		t.Fatalf("a spec of known fields: %+v, %v", got, err)
+	}
+	future := strings.Replace(helper.SpecLayout, "Dir bool,", "Dir bool,Deny bool,", 1)
+	if err := got.UnmarshalBinary(append(binaryString(future), data[len(binaryString(helper.SpecLayout)):]...)); err == nil || !strings.Contains(err.Error(), "same build") {
+		t.Errorf("a spec of a build whose grants have a Deny field: %v, want it refused", err)
 	}
 	var ls limitsSpec
 	if err := helper.DecodeSpec([]byte(`{"path":"/bin/true","argv":["true"],"env":[],"rlimits":[{"r":1,"c":1,"m":1}]}`), &ls); err != nil || len(ls.Rlimits) != 1 {
 		t.Fatalf("a limits spec of known fields: %+v, %v", ls, err)
 	}
-	for _, c := range []struct {
-		spec string
-		v    any
-	}{
-		{`{"path":"/bin/true","argv":["true"],"dir":"/","a_future_restriction":{"deny":["/home"]}}`, &helperSpec{}},
-		{`{"path":"/bin/true","argv":["true"],"dir":"/","grants":[{"path":"/usr","dir":true,"deny":true}]}`, &helperSpec{}},
-		{`{"path":"/bin/true","argv":["true"],"env":[],"a_future_limit":1}`, &limitsSpec{}},
-	} {
-		if err := helper.DecodeSpec([]byte(c.spec), c.v); err == nil || !strings.Contains(err.Error(), "unknown field") {
-			t.Errorf("spec %s: %v, want an unknown field refused", c.spec, err)
-		}
+	if err := helper.DecodeSpec([]byte(`{"path":"/bin/true","argv":["true"],"env":[],"a_future_limit":1}`), &limitsSpec{}); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Errorf("a limits spec with a future field: %v, want an unknown field refused", err)
 	}
+}
+
+// binaryString is s as the helper's binary form writes a string.
+func binaryString(s string) []byte {
+	return append(binary.AppendUvarint(nil, uint64(len(s))), s...)
 }
 
 // The limits wrapper itself decodes strictly: started with a spec that

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -169,7 +168,7 @@ func helperCmd(hs *helperSpec, status bool, lp *limitPlan, exe *Executable, m Me
 	if hs.Env == nil {
 		hs.Env = []string{}
 	}
-	data, err := json.Marshal(hs)
+	data, err := hs.MarshalBinary()
 	if err != nil {
 		return fail(fmt.Errorf("encoding helper spec: %w", err))
 	}

@@ -45,8 +45,10 @@ type Identity struct {
 	Groups []uint32
 }
 
-// Spec is what the helper reads from fd 3, as JSON: never argv or the
-// environment, which other processes can read.
+// Spec is what the helper reads from fd 3, in its binary form
+// (Spec.MarshalBinary; the json tags name the fields in errors and tests,
+// and "-" marks the ones never sent): never argv or the environment,
+// which other processes can read.
 type Spec struct {
 	// Plain starts the tool unconfined (mechanism none): the helper is
 	// only its reaper.
@@ -126,9 +128,11 @@ func DecodeSpec(data []byte, v any) error {
 	return nil
 }
 
-// ReadSpecFD decodes the JSON spec on fd 3 into v (strictly: DecodeSpec),
-// then opens the status descriptor statusFD reports (nil when it reports
-// none). The helper and the limits wrapper both read their spec with it.
+// ReadSpecFD decodes the spec on fd 3 into v, then opens the status
+// descriptor statusFD reports (nil when it reports none). The helper and
+// the limits wrapper both read their spec with it: a *Spec in its binary
+// form (Spec.UnmarshalBinary), anything else as JSON (strictly:
+// DecodeSpec).
 func ReadSpecFD(v any, statusFD func() int) (*os.File, error) {
 	f := os.NewFile(3, "spec")
 	if f == nil {
@@ -139,7 +143,12 @@ func ReadSpecFD(v any, statusFD func() int) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading spec: %w", err)
 	}
-	if err := DecodeSpec(data, v); err != nil {
+	if hs, ok := v.(*Spec); ok {
+		err = hs.UnmarshalBinary(data)
+	} else {
+		err = DecodeSpec(data, v)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if fd := statusFD(); fd > 2 {
