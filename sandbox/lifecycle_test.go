@@ -70,9 +70,10 @@ func TestToolDiesWithToolbox(t *testing.T) {
 				t.Fatalf("fake toolbox: %v: %s", err, out)
 			}
 			if !eventually(func() bool {
-				return len(processesWithArgs("sleep", secs)) == 0 && len(processesWithArgs("sleep", "61")) == 0
+				return len(processesWithArgs("sleep", secs)) == 0 && len(processesWithArgs("sleep", "6"+secs)) == 0
 			}) {
 				killAll(processesWithArgs("sleep", secs))
+				killAll(processesWithArgs("sleep", "6"+secs))
 				t.Fatalf("the tool's processes outlived toolbox")
 			}
 		})
@@ -86,7 +87,10 @@ func spawnAndExit(arg string) int {
 	m, secs, _ := strings.Cut(arg, ":")
 	_, err := Start(pin(&Spec{Mechanism: Mechanism(m)}), Command{
 		Path: "/bin/sh",
-		Args: []string{"-c", `setsid sleep ` + secs + ` </dev/null >/dev/null 2>&1 & exec sleep 61`},
+		// The tool's own sleep is named from secs too: another run of
+		// this test (the reaper binary's, another package's) must not
+		// count as a survivor of this one.
+		Args: []string{"-c", `setsid sleep ` + secs + ` </dev/null >/dev/null 2>&1 & exec sleep 6` + secs},
 		Env:  []string{"PATH=/usr/bin:/bin"},
 	})
 	if err != nil {
