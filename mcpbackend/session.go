@@ -52,8 +52,10 @@ type Launch struct {
 	// StartTimeout bounds the start and the initialize handshake
 	// (0 = DefaultStartTimeout).
 	StartTimeout time.Duration
-	// OnListChanged, when set, is called on its own goroutine each time
-	// the server sends notifications/tools/list_changed.
+	// OnListChanged, when set, is called when the server sends
+	// notifications/tools/list_changed, on a goroutine of the session's,
+	// one call at a time: notifications that arrive during a call make
+	// one more call after it.
 	OnListChanged func()
 	// Stderr, when set, receives a copy of the server's stderr.
 	Stderr io.Writer
@@ -148,18 +150,37 @@ func Connect(ctx context.Context, server string, t mcp.Transport, onListChanged 
 
 func connect(ctx context.Context, server string, t mcp.Transport, onListChanged func(), p *sandbox.Process, stderr *tail.Buffer) (*Session, error) {
 	s := &Session{server: server, capture: &captureConn{}, proc: p, stderr: stderr, done: make(chan struct{})}
+	if onListChanged != nil {
+		// One check at a time, and at most one more queued: a server
+		// that floods the notification gets no goroutine per copy.
+		changed := make(chan struct{}, 1)
+		s.capture.listChanged = func() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+		go func() {
+			for {
+				select {
+				case <-changed:
+					onListChanged()
+				case <-s.done:
+					return
+				}
+			}
+		}()
+	}
 	opts := &mcp.ClientOptions{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// Nothing is offered to the server: no roots, sampling or
-		// elicitation.
+		// elicitation (and captureConn answers its requests itself).
 		Capabilities: &mcp.ClientCapabilities{},
-	}
-	if onListChanged != nil {
-		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { go onListChanged() }
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: ClientName, Version: "1"}, opts)
 	cs, err := client.Connect(ctx, &captureTransport{inner: t, conn: s.capture}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
+		s.end()
 		return nil, err
 	}
 	s.cs = cs
@@ -312,14 +333,29 @@ func (s *Session) fail(doing string, err error) error {
 
 // Close ends the session: the connection is closed (the server's stdin
 // with it), the server gets a short grace to exit, then its process group
-// is killed. It waits for the process and is idempotent.
+// is killed, and with it whatever still holds the connection (a server
+// that reads nothing keeps a write, and so the SDK's close, blocked). It
+// waits for the process and is idempotent.
 func (s *Session) Close() error {
-	err := s.cs.Close()
-	if s.proc != nil {
+	closed := make(chan error, 1)
+	go func() { closed <- s.cs.Close() }()
+	var err error
+	if s.proc == nil {
+		err = <-closed
+	} else {
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
 		select {
-		case <-s.proc.Done():
-		case <-time.After(stopGrace):
+		case err = <-closed:
+			select {
+			case <-s.proc.Done():
+			case <-grace.C:
+				stopProcess(s.proc)
+			}
+		case <-grace.C:
 			stopProcess(s.proc)
+			s.capture.abort()
+			err = <-closed
 		}
 		_, _ = s.proc.Wait()
 	}
