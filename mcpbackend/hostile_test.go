@@ -32,6 +32,8 @@ type rawServer struct {
 	onCall func(s *rawServer, id json.RawMessage)
 	// lists counts the tools/list requests read.
 	lists int
+	// list, when set, is the result of tools/list for a cursor.
+	list func(cursor string) string
 	// answered, when set, receives the id of each answer the client
 	// sends to the server's own requests.
 	answered chan string
@@ -60,6 +62,9 @@ func (s *rawServer) serve() {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Cursor string `json:"cursor"`
+			} `json:"params"`
 		}
 		if json.Unmarshal(line, &m) != nil {
 			continue
@@ -79,7 +84,11 @@ func (s *rawServer) serve() {
 			s.mu.Lock()
 			s.lists++
 			s.mu.Unlock()
-			_ = s.answer(m.ID, rawTools)
+			if s.list != nil {
+				_ = s.answer(m.ID, s.list(m.Params.Cursor))
+			} else {
+				_ = s.answer(m.ID, rawTools)
+			}
 		case "tools/call":
 			if s.onCall != nil {
 				s.onCall(s, m.ID)
@@ -352,4 +361,40 @@ func TestServerRequestsAndNotificationsAreBounded(t *testing.T) {
 			t.Errorf("%d checks ran at once, want 1", most)
 		}
 	})
+}
+
+// A listing is bounded as a whole, not only per page (a frame is at most
+// 16 MiB, and a listing could have 100 pages: 1.6 GB held at every call's
+// verification): past MaxListBytes the listing fails, naming the bound.
+// The twin: the same pages within the bound are listed.
+func TestListIsBounded(t *testing.T) {
+	page := func(pages int) func(string) string {
+		desc := strings.Repeat("d", 1<<20)
+		return func(cursor string) string {
+			n := 0
+			fmt.Sscan(cursor, &n)
+			next := ""
+			if n+1 < pages {
+				next = fmt.Sprint(n + 1)
+			}
+			return fmt.Sprintf(`{"tools":[{"name":"t%d","description":%q,"inputSchema":{"type":"object"}}],"nextCursor":%q}`, n, desc, next)
+		}
+	}
+	ctx := context.Background()
+	s := connectRaw(t, &rawServer{list: page(4)}, nil)
+	defer s.Close()
+	if defs, err := s.List(ctx); err != nil || len(defs) != 4 {
+		t.Fatalf("List of 4 MiB = %d tools, %v", len(defs), err)
+	}
+
+	// The bound lowered to 5 MiB, for speed: 8 pages of 1 MiB.
+	defer func(b int) { listBudget = b }(listBudget)
+	listBudget = 5 << 20
+	const pages = 8
+	big := connectRaw(t, &rawServer{list: page(pages)}, nil)
+	defer big.Close()
+	defs, err := big.List(ctx)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d bytes", listBudget)) {
+		t.Fatalf("List of %d MiB = %d tools, %v", pages, len(defs), err)
+	}
 }

@@ -40,6 +40,16 @@ const (
 	maxListPages = 100
 )
 
+// MaxListBytes bounds a whole tools/list (the sum of its pages' results,
+// as the server wrote them): the listing is held, and canonicalized, at
+// every verification; a frame alone may be 16 MiB and a listing 100
+// pages. A listing that could be locked is far smaller: the lock holds
+// its definitions and is at most manifest.MaxLockBytes.
+const MaxListBytes = 16 << 20
+
+// listBudget is MaxListBytes; tests lower it.
+var listBudget = MaxListBytes
+
 // Launch says how to start one server.
 type Launch struct {
 	// Server is the server's name in the toolbox file, for messages.
@@ -222,6 +232,7 @@ func (s *Session) List(ctx context.Context) ([]Definition, error) {
 	var out []Definition
 	seen := map[string]bool{}
 	cursor := ""
+	size := 0
 	for page := 0; ; page++ {
 		if page == maxListPages {
 			return nil, s.fail("listing tools", fmt.Errorf("more than %d pages", maxListPages))
@@ -231,6 +242,9 @@ func (s *Session) List(ctx context.Context) ([]Definition, error) {
 			return nil, s.fail("listing tools", err)
 		}
 		raw := s.capture.take()
+		if size += len(raw); size > listBudget {
+			return nil, s.fail("listing tools", fmt.Errorf("the listing has more than %d bytes", listBudget))
+		}
 		var res struct {
 			Tools      []json.RawMessage `json:"tools"`
 			NextCursor string            `json:"nextCursor"`
