@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -135,6 +136,48 @@ func TestSelectMCPToolsNameClash(t *testing.T) {
 			t.Errorf("%s: %v, %v", c.name, tools, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, %v; want %q", c.name, tools, err, c.want)
+		}
+	}
+}
+
+// A server that fails at lock is quoted (its stderr, its error) without
+// the values of its envdir of MinMCPSecret bytes or more, as a call's
+// failure is (DESIGN.md §4): `toolbox lock` and `check --probe` print it,
+// often into CI logs. The short value, a setting, is quoted as it is.
+func TestLockRedactsAFailingServersSecrets(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("toolbox.hcl", `sandbox     = "none"
+envdir_root = "env"
+mcp_server "leaky" {
+  command    = ["/bin/sh", "-c", "echo \"key=$API_KEY level=$LEVEL\" >&2; exit 1"]
+  envdir     = true
+  unconfined = true
+}
+`)
+	write("env/leaky/API_KEY", "sk-live-0123456789\n")
+	write("env/leaky/LEVEL", "warn\n")
+	cfg, err := Load(filepath.Join(dir, "toolbox.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Compile(context.Background(), cfg, Options{StateDir: filepath.Join(dir, "state")})
+	if len(res.Errs) != 1 {
+		t.Fatalf("errors %v", res.Errs)
+	}
+	msg := res.Errs[0].Error()
+	detail := res.Tools["leaky"].Detail
+	for _, s := range []string{msg, detail} {
+		if strings.Contains(s, "sk-live") || !strings.Contains(s, "key=[redacted] level=warn") {
+			t.Errorf("the server's failure quoted as %q", s)
 		}
 	}
 }

@@ -47,7 +47,9 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 	start := time.Now()
 	report := &ToolReport{Name: d.Name, Kind: KindMCPServer}
 	out := mcpLocked{decl: d, report: report}
+	secrets := p.mcpSecrets(d)
 	refuse := func(err error) mcpLocked {
+		err = redactSecrets(err, secrets)
 		report.Err, report.Duration = err, time.Since(start)
 		if report.Status == "" {
 			report.Status = manifest.StatusFailed
@@ -198,6 +200,58 @@ func (p *prober) lockMCPRemote(ctx context.Context, d *MCPServerDecl, out mcpLoc
 	defer s.Close()
 	return p.pinMCPTools(ctx, d, s, srv, out, refuse, fail, start)
 }
+
+// mcpSecrets are the values of the server's envdir that no report may
+// show (runspec.MCPSecrets, as a call's reports): the server holds them
+// in its environment at lock too, and may echo them on its stderr, which
+// a failure quotes.
+func (p *prober) mcpSecrets(d *MCPServerDecl) []string {
+	if !d.Envdir {
+		return nil
+	}
+	l := &manifest.Lock{MCPServers: map[string]*manifest.MCPServer{d.Name: {Envdir: filepath.Join(p.cfg.EnvdirRoot, d.Name), TokenEnv: d.Token}}}
+	return runspec.MCPSecrets(p.cfg.Dir, l, d.Name)
+}
+
+// redactSecrets returns err with every secret of secrets in its message
+// replaced by "[redacted]" (the longest first): a *Diagnostic stays one,
+// its message redacted; errors.As still reaches what err wraps. An error
+// without a secret is returned as it is.
+func redactSecrets(err error, secrets []string) error {
+	if len(secrets) == 0 || err == nil {
+		return err
+	}
+	secrets = slices.Clone(secrets)
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	redact := func(s string) string {
+		for _, sec := range secrets {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+		return s
+	}
+	msg := err.Error()
+	if redact(msg) == msg {
+		return err
+	}
+	if diag, ok := err.(*Diagnostic); ok {
+		dc := *diag
+		dc.Msg, dc.Fix = redact(dc.Msg), redact(dc.Fix)
+		if dc.Err != nil {
+			dc.Err = &redactedError{msg: redact(dc.Err.Error()), err: dc.Err}
+		}
+		return &dc
+	}
+	return &redactedError{msg: redact(msg), err: err}
+}
+
+// redactedError is an error whose message had its secrets replaced.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // mcpEnvdir is the server's envdir as the lock keeps it ("" without
 // envdir = true); an error when it does not exist.
