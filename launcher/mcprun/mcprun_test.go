@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,6 +33,15 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv("MCPRUN_HELPER") {
 	case "mcpfake":
+		os.Exit(mcpfake.Main())
+	case "forker":
+		// A server that leaves a daemon behind: a shell that starts it in
+		// a session of its own and exits at once.
+		daemon := exec.Command("/bin/sh", "-c", "setsid /bin/sleep \"$DAEMON_MARKER\" </dev/null >/dev/null 2>&1 &")
+		if err := daemon.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		os.Exit(mcpfake.Main())
 	case "leak":
 		// A server that reads a file at start and announces it as its
@@ -623,41 +633,7 @@ func TestCheckHidesWhatCallsHide(t *testing.T) {
 	if err := os.WriteFile(token, []byte("s3cret-token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := manifest.HashFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := manifest.New()
-	l.Bwrap = &manifest.Pin{Path: sup.BwrapPin.Path, SHA256: sup.BwrapPin.SHA256}
-	l.MCPServers = map[string]*manifest.MCPServer{"leak": {
-		Command: []string{self, tools}, SHA256: sum, Platform: manifest.Platform(), Mechanism: string(sandbox.Bwrap),
-		Env:     map[string]string{"MCPRUN_HELPER": "leak", "LEAK_FILE": token},
-		Sandbox: &protocol.Sandbox{FS: &protocol.FS{Read: []string{dir}}, Net: "none", Tmp: "private"},
-		Paths:   map[string]string{dir: dir},
-		Info:    manifest.MCPImplementation{Name: "mcpfake", Version: "1.0.0"},
-	}}
-	// The pin, as the compiler takes it: the listing of the same tools.
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := mcpfake.NewServer([]json.RawMessage{json.RawMessage(echoTool)}, mcpfake.Options{}).Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	s, err := mcpbackend.Connect(context.Background(), "leak", ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := s.List(context.Background())
-	s.Close()
-	if err != nil || len(defs) != 1 {
-		t.Fatalf("List = %v, %v", defs, err)
-	}
-	l.Tools["echo"] = &manifest.Tool{Kind: manifest.KindMCP, Platform: manifest.Platform(), Runtime: manifest.Runtime{Mechanism: string(sandbox.Bwrap)},
-		MCP: &manifest.MCPTool{Server: "leak", Name: "echo", SHA256: defs[0].SHA256, Definition: defs[0].JSON}}
+	l := confinedLock(t, "leak", sandbox.Bwrap, dir, map[string]string{"MCPRUN_HELPER": "leak", "LEAK_FILE": token})
 	lockPath := filepath.Join(dir, "toolbox.lock.json")
 	l.Capabilities["say"] = &manifest.Capability{Backends: []string{"echo"}, Active: "echo"}
 
@@ -671,5 +647,110 @@ func TestCheckHidesWhatCallsHide(t *testing.T) {
 	}
 	if p := round([]string{token}); p.Status != manifest.StatusOK || strings.Contains(p.Detail, "s3cret") {
 		t.Fatalf("a hidden file reached the server a health check started: %+v", p)
+	}
+}
+
+// confinedLock locks this test binary as MCP server name serving
+// dir/tools.json (the echo tool) under mechanism m, with env, dir
+// readable (net none and tmp private under bwrap; under landlock, which
+// honours neither, the network and the shared tmp), pinned as the
+// compiler would pin it.
+func confinedLock(t *testing.T, name string, m sandbox.Mechanism, dir string, env map[string]string) *manifest.Lock {
+	t.Helper()
+	tools := filepath.Join(dir, "tools.json")
+	if err := os.WriteFile(tools, []byte("["+echoTool+"]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := manifest.HashFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := manifest.New()
+	srv := &manifest.MCPServer{
+		Command: []string{self, tools}, SHA256: sum, Platform: manifest.Platform(), Mechanism: string(m), Env: env,
+		Info: manifest.MCPImplementation{Name: "mcpfake", Version: "1.0.0"},
+	}
+	switch m {
+	case sandbox.Bwrap:
+		pin := sandbox.Detect().BwrapPin
+		l.Bwrap = &manifest.Pin{Path: pin.Path, SHA256: pin.SHA256}
+		srv.Sandbox = &protocol.Sandbox{FS: &protocol.FS{Read: []string{dir}}, Net: "none", Tmp: "private"}
+	case sandbox.Landlock:
+		srv.Sandbox = &protocol.Sandbox{FS: &protocol.FS{Read: []string{dir}}, Net: "host", Tmp: "shared"}
+	}
+	if srv.Sandbox != nil {
+		srv.Paths = map[string]string{dir: dir}
+	}
+	l.MCPServers = map[string]*manifest.MCPServer{name: srv}
+	// The pin, as the compiler takes it: the listing of the same tools.
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := mcpfake.NewServer([]json.RawMessage{json.RawMessage(echoTool)}, mcpfake.Options{}).Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	s, err := mcpbackend.Connect(context.Background(), name, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defs, err := s.List(context.Background())
+	if err != nil || len(defs) != 1 {
+		t.Fatalf("List = %v, %v", defs, err)
+	}
+	l.Tools["echo"] = &manifest.Tool{Kind: manifest.KindMCP, Platform: manifest.Platform(), Runtime: manifest.Runtime{Mechanism: string(m)},
+		MCP: &manifest.MCPTool{Server: name, Name: "echo", SHA256: defs[0].SHA256, Definition: defs[0].JSON}}
+	return l
+}
+
+// withMarker lists the host's processes whose command line holds marker.
+func withMarker(marker string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.Contains(string(b), marker) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// What a server leaves behind dies with it: a daemon it started in a
+// session of its own, through a shell that exited at once (a double fork
+// the server no longer knows), is gone once the server's owner (a
+// session of the pool) ends, under every mechanism. The twin: the daemon
+// runs while the server does.
+func TestServersDescendantsEndWithTheOwner(t *testing.T) {
+	sup := sandbox.Detect()
+	for i, m := range []sandbox.Mechanism{sandbox.None, sandbox.Landlock, sandbox.Bwrap} {
+		t.Run(string(m), func(t *testing.T) {
+			switch m {
+			case sandbox.Bwrap:
+				testenv.Need(t, sup.Bwrap, "bubblewrap", sup.BwrapReason)
+			case sandbox.Landlock:
+				testenv.Need(t, sup.Landlock, "landlock", sup.LandlockReason)
+			}
+			marker := fmt.Sprintf("%d.%04d", 3000+i, os.Getpid()%10000)
+			dir := t.TempDir()
+			l := confinedLock(t, "forker", m, dir, map[string]string{"MCPRUN_HELPER": "forker", "DAEMON_MARKER": marker})
+			lockPath := filepath.Join(dir, "toolbox.lock.json")
+			c := launcher.MCPCall{LockPath: lockPath, Lock: l, Server: "forker", Tool: "echo", Args: map[string]any{"text": "hi"}, CallerEnv: []string{"MCPRUN_HELPER=forker", "DAEMON_MARKER=" + marker}, Session: "s"}
+			p := NewPool(mcpbackend.Launch{}, nil)
+			defer p.Close()
+			if _, _, err := p.CallMCP(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+			testenv.Eventually(t, testenv.WaitBound, "the server's daemon to run", func() bool { return len(withMarker(marker)) > 0 })
+			p.CloseOwner("s")
+			testenv.Eventually(t, testenv.WaitBound, "the server's daemon to end with its owner", func() bool { return len(withMarker(marker)) == 0 })
+		})
 	}
 }
