@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -754,3 +755,44 @@ func TestServersDescendantsEndWithTheOwner(t *testing.T) {
 		})
 	}
 }
+
+// A warm server runs as the lock said when it started: a relock that
+// changes how the server is started (its environment, limits, sandbox,
+// executable, or what the lock protects from it) retires the running
+// server at the next call and starts it as the new lock says, as a
+// plugin's would be; before, the old server kept serving under its old,
+// possibly wider, confinement while its listing matched. The twin: calls
+// with the same lock keep their server, and a change of the turn id does
+// not restart it.
+func TestPoolRestartsAServerWhoseLockChanged(t *testing.T) {
+	lockPath, l := fixture(t)
+	p := NewPool(mcpbackend.Launch{}, nil)
+	defer p.Close()
+	c := call(lockPath, l, "", "s")
+	first := pidOf(t, p, c)
+	c.CallerEnv = append(slices.Clone(c.CallerEnv), "AGENT_TURN_ID=2")
+	if again := pidOf(t, p, c); again != first {
+		t.Fatalf("the same lock got a new server: %d then %d", first, again)
+	}
+	for _, change := range []struct {
+		what string
+		edit func(*manifest.MCPServer)
+	}{
+		{"env", func(s *manifest.MCPServer) { s.Env = map[string]string{"MODE": "strict"} }},
+		{"limits", func(s *manifest.MCPServer) { s.Limits = &manifest.Limits{OpenFiles: 128} }},
+	} {
+		next := *l
+		next.MCPServers = map[string]*manifest.MCPServer{}
+		srv := *l.MCPServers["fake"]
+		change.edit(&srv)
+		next.MCPServers["fake"] = &srv
+		c.Lock = &next
+		pid := pidOf(t, p, c)
+		if pid == first {
+			t.Fatalf("after a relock changing its %s, the server started under the old lock serves on", change.what)
+		}
+		testenv.WaitFor(t, "the retired server to end", func() bool { return !alive(first) })
+		first = pid
+	}
+}
+

@@ -2,10 +2,15 @@ package mcprun
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,7 +18,9 @@ import (
 
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/warm"
+	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/mcpbackend"
+	"github.com/toolbox-dev/toolbox/runspec"
 )
 
 // Back-off of Pool restarts: the first restart after a failure is
@@ -129,7 +136,8 @@ func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MC
 // its restarts in the call's words (its stderr redacted).
 func (p *Pool) spec(o *owner, k string, call launcher.MCPCall) warm.Spec[*mcpbackend.Session] {
 	return warm.Spec[*mcpbackend.Session]{
-		Limit: math.MaxInt32, // the session serves concurrent requests
+		Config: config(call),
+		Limit:  math.MaxInt32, // the session serves concurrent requests
 		Start: func(ctx context.Context) (*mcpbackend.Session, error) {
 			// A tools/list_changed re-verifies the session it came from;
 			// one sent during the start waits for it.
@@ -155,6 +163,46 @@ func (p *Pool) spec(o *owner, k string, call launcher.MCPCall) warm.Spec[*mcpbac
 			p.logf("mcp server %q (session %s) restarted after %d failures", call.Server, call.Session, failures)
 		},
 	}
+}
+
+// config identifies everything the server of call is started with, as
+// the lock and the call say it (warm.Spec.Config): its locked entry
+// (executable, hashes, arguments, environment, envdir, mechanism,
+// sandbox, resolved paths, limits), the pinned bubblewrap, the allowlist
+// and shared tmp size, what the call's trust protects and hides, the
+// values of its envdir and the caller's environment (but the per-call
+// AGENT_TURN_ID). A relock or an envdir edit that changes any of them
+// retires a warm server started the old way: it would otherwise serve on
+// under a confinement the lock no longer says.
+func config(call launcher.MCPCall) string {
+	l := call.Lock
+	srv := l.MCPServers[call.Server]
+	var envdir map[string]*string
+	var envdirErr string
+	if srv != nil && srv.Envdir != "" {
+		dir := filepath.FromSlash(srv.Envdir)
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(filepath.Dir(call.LockPath), dir)
+		}
+		var err error
+		if envdir, err = runspec.ReadEnvdir(dir); err != nil {
+			envdirErr = err.Error()
+		}
+	}
+	trust := runspec.NewTrust(call.LockPath, l, append([]string{call.StateDir}, call.Hidden...)...)
+	env := slices.DeleteFunc(slices.Clone(call.CallerEnv), func(kv string) bool { return strings.HasPrefix(kv, runspec.AgentTurnID+"=") })
+	b, _ := json.Marshal(struct {
+		Server            *manifest.MCPServer
+		Bwrap             *manifest.Pin
+		Allowlist         []string
+		SharedTmp         uint64
+		Protected, Hidden []string
+		Envdir            map[string]*string
+		EnvdirErr         string
+		CallerEnv         []string
+	}{srv, l.Bwrap, l.EnvAllowlist, l.SharedTmpBytes(), trust.Protected, trust.Hidden, envdir, envdirErr, env})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // acquireError is the refusal of a call that got no server.
