@@ -796,3 +796,41 @@ func TestPoolRestartsAServerWhoseLockChanged(t *testing.T) {
 	}
 }
 
+
+// The drift a warm server's listing shows is logged without the server's
+// secrets, as its stderr is (TestPoolServerKilledBetweenCalls): a server
+// that puts its key in a description changed during the session does not
+// get it into serve's log. The twin: the rest of the change is logged.
+func TestPoolLogsDriftRedacted(t *testing.T) {
+	const secret = "sk-0123456789abcdef"
+	lockPath, l := fixture(t)
+	dir := filepath.Dir(lockPath)
+	leaky := filepath.Join(dir, "leaky.json")
+	if err := os.WriteFile(leaky, []byte(`[`+strings.Replace(echoTool, `"Echo"`, `"Echo with key `+secret+`"`, 1)+`,`+pidTool+`]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.MCPServers["fake"].Command = []string{l.MCPServers["fake"].Command[0], "-quiet", "-drift-after-call", leaky, filepath.Join(dir, "tools.json")}
+	var mu sync.Mutex
+	var lines []string
+	p := NewPool(mcpbackend.Launch{}, func(f string, args ...any) {
+		mu.Lock()
+		lines = append(lines, fmt.Sprintf(f, args...))
+		mu.Unlock()
+	})
+	defer p.Close()
+	c := call(lockPath, l, "echo", "s")
+	c.Redactor = launcher.NewRedactor([]string{secret})
+	ctx := context.Background()
+	if _, _, err := p.CallMCP(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.CallMCP(ctx, c); err == nil {
+		t.Fatal("the call after the change was served")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(lines, "\n")
+	if strings.Contains(all, secret) || !strings.Contains(all, `"Echo" -> "Echo with key `+launcher.Redacted) {
+		t.Errorf("the drift is logged unredacted, or not at all:\n%s", all)
+	}
+}

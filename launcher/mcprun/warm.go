@@ -105,7 +105,7 @@ func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MC
 		if errors.As(err, &re) && errors.As(err, &de) {
 			lease.Release()
 			if o.Refuse(k, err) && o.wasVerified(k) {
-				p.logf("mcp server %q (session %s) changed its tools during the session; its calls are refused: %v", call.Server, call.Session, de)
+				p.logf("mcp server %q (session %s) changed its tools during the session; its calls are refused: %v", call.Server, call.Session, call.Redactor.Error(de))
 			}
 		} else if d := o.Refusal(k); d != nil {
 			// Its tools/list_changed check refused the server, and
@@ -256,7 +256,7 @@ func (p *Pool) listChanged(o *owner, k string, s *mcpbackend.Session, call launc
 	if err := verify(ctx, s, call); err != nil {
 		var de *mcpbackend.DriftError
 		if errors.As(err, &de) && o.Refuse(k, err) && o.wasVerified(k) {
-			p.logf("mcp server %q (session %s) changed its tools during the session (tools/list_changed); its calls are refused: %v", call.Server, call.Session, de)
+			p.logf("mcp server %q (session %s) changed its tools during the session (tools/list_changed); its calls are refused: %v", call.Server, call.Session, call.Redactor.Error(de))
 		}
 	}
 }
