@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -396,5 +399,59 @@ func TestListIsBounded(t *testing.T) {
 	defs, err := big.List(ctx)
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d bytes", listBudget)) {
 		t.Fatalf("List of %d MiB = %d tools, %v", pages, len(defs), err)
+	}
+}
+
+// A server reached by URL that answers with a JSON body without end (or
+// of gigabytes) is read up to a frame's bound (mcp.DefaultMaxLineLength),
+// as a stdio server's line is, not into memory whole: the SDK reads such a
+// body with io.ReadAll. The twin: the same server answering a normal
+// body initializes.
+func TestRemoteBodyIsBounded(t *testing.T) {
+	const flood = 256 << 20
+	var written atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "no", http.StatusMethodNotAllowed)
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		w.Header().Set("Content-Type", "application/json")
+		if m.Method != "initialize" {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if r.URL.Query().Get("flood") == "" {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"remote","version":"1"}}}`, m.ID)
+			return
+		}
+		// Spaces before a valid answer: JSON that never ends in time.
+		chunk := []byte(strings.Repeat(" ", 1<<20))
+		for written.Load() < flood {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	s, err := Dial(ctx, Remote{Server: "remote", URL: srv.URL + "/mcp", StartTimeout: time.Minute})
+	if err != nil {
+		t.Fatalf("the twin: %v", err)
+	}
+	s.Close()
+	s, err = Dial(ctx, Remote{Server: "remote", URL: srv.URL + "/mcp?flood=1", StartTimeout: time.Minute})
+	if err == nil {
+		s.Close()
+		t.Fatal("a body of 256 MiB initialized")
+	}
+	if got := written.Load(); got >= flood {
+		t.Errorf("the client read the whole %d-byte body (%v)", got, err)
 	}
 }
