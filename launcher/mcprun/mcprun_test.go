@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -44,6 +45,8 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(mcpfake.Main())
+	case "owner":
+		os.Exit(ownerMain())
 	case "leak":
 		// A server that reads a file at start and announces it as its
 		// version: a leak a drift report would quote.
@@ -730,18 +733,11 @@ func withMarker(marker string) []int {
 // session of the pool) ends, under every mechanism. The twin: the daemon
 // runs while the server does.
 func TestServersDescendantsEndWithTheOwner(t *testing.T) {
-	sup := sandbox.Detect()
 	for i, m := range []sandbox.Mechanism{sandbox.None, sandbox.Landlock, sandbox.Bwrap} {
 		t.Run(string(m), func(t *testing.T) {
-			switch m {
-			case sandbox.Bwrap:
-				testenv.Need(t, sup.Bwrap, "bubblewrap", sup.BwrapReason)
-			case sandbox.Landlock:
-				testenv.Need(t, sup.Landlock, "landlock", sup.LandlockReason)
-			}
 			marker := fmt.Sprintf("%d.%04d", 3000+i, os.Getpid()%10000)
 			dir := t.TempDir()
-			l := confinedLock(t, "forker", m, dir, map[string]string{"MCPRUN_HELPER": "forker", "DAEMON_MARKER": marker})
+			l := forkerLock(t, m, dir, marker)
 			lockPath := filepath.Join(dir, "toolbox.lock.json")
 			c := launcher.MCPCall{LockPath: lockPath, Lock: l, Server: "forker", Tool: "echo", Args: map[string]any{"text": "hi"}, CallerEnv: []string{"MCPRUN_HELPER=forker", "DAEMON_MARKER=" + marker}, Session: "s"}
 			p := NewPool(mcpbackend.Launch{}, nil)
@@ -796,7 +792,6 @@ func TestPoolRestartsAServerWhoseLockChanged(t *testing.T) {
 	}
 }
 
-
 // The drift a warm server's listing shows is logged without the server's
 // secrets, as its stderr is (TestPoolServerKilledBetweenCalls): a server
 // that puts its key in a description changed during the session does not
@@ -833,4 +828,98 @@ func TestPoolLogsDriftRedacted(t *testing.T) {
 	if strings.Contains(all, secret) || !strings.Contains(all, `"Echo" -> "Echo with key `+launcher.Redacted) {
 		t.Errorf("the drift is logged unredacted, or not at all:\n%s", all)
 	}
+}
+
+// ownerMain is the test binary as the owner of a warm server (a `toolbox
+// mcp`): it reads a lock (JSON, $OWNER_LOCK) at $OWNER_LOCKPATH, calls
+// the echo tool of its server "forker" in a pool, says "ready" and waits
+// to be killed.
+func ownerMain() int {
+	sandbox.Init()
+	data, err := os.ReadFile(os.Getenv("OWNER_LOCK"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	l := new(manifest.Lock)
+	if err := json.Unmarshal(data, l); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	p := NewPool(mcpbackend.Launch{}, nil)
+	c := launcher.MCPCall{LockPath: os.Getenv("OWNER_LOCKPATH"), Lock: l, Server: "forker", Tool: "echo", Args: map[string]any{"text": "hi"}, Session: "s"}
+	if _, _, err := p.CallMCP(context.Background(), c); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("ready")
+	time.Sleep(time.Hour)
+	return 0
+}
+
+// A warm server, and the daemon it left (setsid, double-forked), die with
+// their owner when the owner is killed (SIGKILL: nothing of it runs to
+// stop them), under every mechanism: toolbox mcp killed by its client
+// leaves nothing running. The twin: both run while the owner does.
+func TestServerDiesWithItsKilledOwner(t *testing.T) {
+	for i, m := range []sandbox.Mechanism{sandbox.None, sandbox.Landlock, sandbox.Bwrap} {
+		t.Run(string(m), func(t *testing.T) {
+			marker := fmt.Sprintf("%d.%04d", 3100+i, os.Getpid()%10000)
+			dir := t.TempDir()
+			l := forkerLock(t, m, dir, marker)
+			data, err := json.Marshal(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lockJSON := filepath.Join(t.TempDir(), "lock.json")
+			if err := os.WriteFile(lockJSON, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			self, _ := os.Executable()
+			owner := exec.Command(self)
+			owner.Env = append(os.Environ(), "MCPRUN_HELPER=owner", "OWNER_LOCK="+lockJSON, "OWNER_LOCKPATH="+filepath.Join(dir, "toolbox.lock.json"))
+			out, err := owner.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			owner.Stderr = &stderr
+			if err := owner.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer owner.Process.Kill()
+			line := make([]byte, 6)
+			if _, err := io.ReadFull(out, line); err != nil || string(line) != "ready\n" {
+				owner.Process.Kill()
+				owner.Wait()
+				t.Fatalf("owner: %q, %v; stderr: %s", line, err, stderr.String())
+			}
+			tools := filepath.Join(dir, "tools.json")
+			testenv.Eventually(t, testenv.WaitBound, "the server and its daemon to run", func() bool {
+				return len(withMarker(marker)) > 0 && len(withMarker(tools)) > 0
+			})
+			if err := owner.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = owner.Wait()
+			testenv.Eventually(t, testenv.WaitBound, "the server and its daemon to die with their owner", func() bool {
+				return len(withMarker(marker)) == 0 && len(withMarker(tools)) == 0
+			})
+		})
+	}
+}
+
+// forkerLock is confinedLock of the server "forker", which leaves a
+// daemon (sleep marker) behind at start, under mechanism m; it skips the
+// test when m does not run here.
+func forkerLock(t *testing.T, m sandbox.Mechanism, dir, marker string) *manifest.Lock {
+	t.Helper()
+	sup := sandbox.Detect()
+	switch m {
+	case sandbox.Bwrap:
+		testenv.Need(t, sup.Bwrap, "bubblewrap", sup.BwrapReason)
+	case sandbox.Landlock:
+		testenv.Need(t, sup.Landlock, "landlock", sup.LandlockReason)
+	}
+	return confinedLock(t, "forker", m, dir, map[string]string{"MCPRUN_HELPER": "forker", "DAEMON_MARKER": marker})
 }
