@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbox-dev/toolbox/internal/testenv"
+	"github.com/toolbox-dev/toolbox/manifest"
 )
 
 // rawServer is a hand-written MCP server over a pair of streams: enough of
@@ -453,5 +454,26 @@ func TestRemoteBodyIsBounded(t *testing.T) {
 	}
 	if got := written.Load(); got >= flood {
 		t.Errorf("the client read the whole %d-byte body (%v)", got, err)
+	}
+}
+
+// A drift report is bounded whatever the listing: a server that lists a
+// hundred thousand tools (a few MiB) gets at most MaxDriftLines lines,
+// the last counting the rest, not an error larger than its listing
+// returned to the model and logged at every call. The twin: a few
+// differences are each listed (TestVerify).
+func TestDriftIsBounded(t *testing.T) {
+	p := &Pin{Server: "big", Tools: map[string]Pinned{}}
+	var live []Definition
+	const n = 100000
+	for i := range n {
+		live = append(live, Definition{Name: fmt.Sprintf("t%06d", i), SHA256: "x"})
+	}
+	lines := p.Diff(manifest.MCPImplementation{}, live)
+	if len(lines) != MaxDriftLines {
+		t.Fatalf("%d lines for %d added tools", len(lines), n)
+	}
+	if last := lines[len(lines)-1]; last != fmt.Sprintf("and %d more differences", n-MaxDriftLines+1) {
+		t.Errorf("last line %q", last)
 	}
 }
