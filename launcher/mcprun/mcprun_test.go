@@ -71,13 +71,19 @@ var helperEnv = []string{"MCPRUN_HELPER=mcpfake"}
 // fake server started with args, as the compiler would.
 func fixture(t *testing.T, args ...string) (lockPath string, l *manifest.Lock) {
 	t.Helper()
+	return fixtureOf(t, "["+echoTool+","+pidTool+"]", args...)
+}
+
+// fixtureOf is fixture serving the tools of the JSON array tools.
+func fixtureOf(t *testing.T, tools string, args ...string) (lockPath string, l *manifest.Lock) {
+	t.Helper()
 	dir := t.TempDir()
 	write := func(name, body string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("tools.json", "["+echoTool+","+pidTool+"]")
+	write("tools.json", tools)
 	write("changed.json", "["+changedEcho+","+pidTool+"]")
 	self, err := os.Executable()
 	if err != nil {
@@ -922,4 +928,29 @@ func forkerLock(t *testing.T, m sandbox.Mechanism, dir, marker string) *manifest
 		testenv.Need(t, sup.Landlock, "landlock", sup.LandlockReason)
 	}
 	return confinedLock(t, "forker", m, dir, map[string]string{"MCPRUN_HELPER": "forker", "DAEMON_MARKER": marker})
+}
+
+// A call that times out (a server that ignores its cancellation, its
+// handler still running) retires the warm server, as a plugin's: the
+// next call gets a fresh one, and the old one ends once its other calls
+// have; before, the stuck server kept serving, piling up handlers that
+// never end. The twin: calls that succeed keep their server
+// (TestPoolKeepsOneServerPerOwner).
+func TestPoolRetiresAServerWhoseCallTimedOut(t *testing.T) {
+	const hangTool = `{"name":"hang","description":"Never answers","inputSchema":{"type":"object"}}`
+	lockPath, l := fixtureOf(t, "["+echoTool+","+pidTool+","+hangTool+"]")
+	p := NewPool(mcpbackend.Launch{}, nil)
+	defer p.Close()
+	c := call(lockPath, l, "", "s")
+	first := pidOf(t, p, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	c.Tool = "hang"
+	if _, _, err := p.CallMCP(ctx, c); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a call that never answers = %v", err)
+	}
+	if next := pidOf(t, p, c); next == first {
+		t.Fatalf("the server %d whose call timed out serves on", first)
+	}
+	testenv.WaitFor(t, "the retired server to end", func() bool { return !alive(first) })
 }

@@ -88,6 +88,8 @@ func key(call launcher.MCPCall) string {
 // CallMCP calls the tool on the owner's warm server, starting it when
 // needed (within the back-off), after verifying its listing. A server
 // that dies during a call fails that call; the next one starts it again.
+// A call that times out, is cancelled or is refused as a request retires
+// the server (warm.Lease.Retire): the next call gets a fresh one.
 func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MCPResult, bool, error) {
 	o, err := p.owner(call.Session)
 	if err != nil {
@@ -125,7 +127,11 @@ func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MC
 	case err != nil && s.Broken(err):
 		lease.Fail(err)
 	case err != nil:
-		lease.Release()
+		// Timed out, cancelled, or refused as a request: the server may
+		// still be busy with it (a server is free to ignore the
+		// cancellation) or broken. As a plugin's, it gets no new call
+		// and ends once its other calls have.
+		lease.Retire()
 	default:
 		lease.Served()
 	}
