@@ -107,9 +107,10 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if m.Method != "ping" {
 				answer = &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not offered by this client", m.Method)}}
 			}
-			if err := c.Connection.Write(ctx, answer); err != nil {
-				return nil, err
-			}
+			// An answer that cannot be written is the server's loss (over
+			// HTTP a refused POST; over stdio a broken pipe, which the
+			// next read reports).
+			_ = c.Connection.Write(ctx, answer)
 		default:
 			return msg, nil
 		}
