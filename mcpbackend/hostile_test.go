@@ -359,6 +359,11 @@ func TestServerRequestsAndNotificationsAreBounded(t *testing.T) {
 		if n := runtime.NumGoroutine() - base; n > 200 {
 			t.Errorf("%d more goroutines during a flood of %d tools/list_changed", n, flood)
 		}
+		testenv.WaitFor(t, "a first check", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return most > 0
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		if most != 1 {
