@@ -943,7 +943,8 @@ func TestPoolRetiresAServerWhoseCallTimedOut(t *testing.T) {
 	defer p.Close()
 	c := call(lockPath, l, "", "s")
 	first := pidOf(t, p, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// Long enough for the listing the call verifies first.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	c.Tool = "hang"
 	if _, _, err := p.CallMCP(ctx, c); !errors.Is(err, context.DeadlineExceeded) {
