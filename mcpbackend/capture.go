@@ -61,6 +61,9 @@ type captureConn struct {
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err // nothing written: the connection stays usable
+	}
 	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
 		c.mu.Lock()
 		if c.pending == nil {
