@@ -32,10 +32,6 @@ type rawServer struct {
 	// afterInit runs once the initialized notification arrived; when it
 	// returns false the server stops reading its input (for good).
 	afterInit func(s *rawServer) bool
-	// onCall answers tools/call; nil echoes nothing but an empty text.
-	onCall func(s *rawServer, id json.RawMessage)
-	// lists counts the tools/list requests read.
-	lists int
 	// list, when set, is the result of tools/list for a cursor.
 	list func(cursor string) string
 	// answered, when set, receives the id of each answer the client
@@ -85,20 +81,13 @@ func (s *rawServer) serve() {
 				return
 			}
 		case "tools/list":
-			s.mu.Lock()
-			s.lists++
-			s.mu.Unlock()
 			if s.list != nil {
 				_ = s.answer(m.ID, s.list(m.Params.Cursor))
 			} else {
 				_ = s.answer(m.ID, rawTools)
 			}
 		case "tools/call":
-			if s.onCall != nil {
-				s.onCall(s, m.ID)
-			} else {
-				_ = s.answer(m.ID, `{"content":[{"type":"text","text":""}]}`)
-			}
+			_ = s.answer(m.ID, `{"content":[{"type":"text","text":""}]}`)
 		default:
 			if len(m.ID) > 0 {
 				_ = s.answer(m.ID, `{}`)
