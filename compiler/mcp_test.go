@@ -1,7 +1,9 @@
 package compiler
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -136,5 +138,99 @@ func TestSelectMCPToolsNameClash(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, %v; want %q", c.name, tools, err, c.want)
 		}
+	}
+}
+
+// A server that fails at lock is quoted (its stderr, its error) without
+// the values of its envdir of MinMCPSecret bytes or more, as a call's
+// failure is (DESIGN.md §4): `toolbox lock` and `check --probe` print it,
+// often into CI logs. The short value, a setting, is quoted as it is.
+func TestLockRedactsAFailingServersSecrets(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) { writeFile(t, dir, name, content) }
+	write("toolbox.hcl", `sandbox     = "none"
+envdir_root = "env"
+mcp_server "leaky" {
+  command    = ["/bin/sh", "-c", "echo \"key=$API_KEY level=$LEVEL\" >&2; exit 1"]
+  envdir     = true
+  unconfined = true
+}
+`)
+	write("env/leaky/API_KEY", "sk-live-0123456789\n")
+	write("env/leaky/LEVEL", "warn\n")
+	cfg, err := Load(filepath.Join(dir, "toolbox.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Compile(context.Background(), cfg, Options{StateDir: filepath.Join(dir, "state")})
+	if len(res.Errs) != 1 {
+		t.Fatalf("errors %v", res.Errs)
+	}
+	msg := res.Errs[0].Error()
+	detail := res.Tools["leaky"].Detail
+	for _, s := range []string{msg, detail} {
+		if strings.Contains(s, "sk-live") || !strings.Contains(s, "key=[redacted] level=warn") {
+			t.Errorf("the server's failure quoted as %q", s)
+		}
+	}
+}
+
+// A server whose listing or serverInfo holds a secret of its envdir is
+// not locked: the lock is committed and published, and would carry the
+// key (a database server describing its tools with its connection
+// string, or a hostile one announcing its token as its version). The
+// refusal names the place, never the value. The twin: a short value (a
+// setting, not a secret) is pinned as announced.
+func TestLockRefusesAListingHoldingASecret(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		version string
+		refused bool
+	}{{"sk-live-0123456789", true}, {"1.2.3", false}} {
+		dir := t.TempDir()
+		write := func(name, content string) { writeFile(t, dir, name, content) }
+		write("toolbox.hcl", fmt.Sprintf(`sandbox     = "none"
+envdir_root = "env"
+mcp_server "fake" {
+  command    = [%q, "tools.json"]
+  env        = { COMPILER_HELPER = "mcpfake" }
+  envdir     = true
+  unconfined = true
+}
+`, self))
+		write("tools.json", `[{"name": "echo", "description": "Echo", "inputSchema": {"type": "object"}}]`)
+		write("env/fake/MCPFAKE_VERSION", c.version+"\n")
+		cfg, err := Load(filepath.Join(dir, "toolbox.hcl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Compile(context.Background(), cfg, Options{StateDir: filepath.Join(dir, "state")})
+		if !c.refused {
+			if len(res.Errs) > 0 || res.Lock.MCPServers["fake"].Info.Version != c.version {
+				t.Fatalf("the twin: %v", res.Errs)
+			}
+			continue
+		}
+		if len(res.Errs) != 1 || res.Lock != nil {
+			t.Fatalf("a server announcing its key as its version was locked: %v", res.Errs)
+		}
+		msg := res.Errs[0].Error()
+		if strings.Contains(msg, "sk-live") || !strings.Contains(msg, "server version holds a value of the server's envdir") {
+			t.Errorf("refusal %q", msg)
+		}
+	}
+}
+
+// writeFile writes content to dir/name, making its directory.
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -47,7 +47,9 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 	start := time.Now()
 	report := &ToolReport{Name: d.Name, Kind: KindMCPServer}
 	out := mcpLocked{decl: d, report: report}
+	secrets := p.mcpSecrets(d)
 	refuse := func(err error) mcpLocked {
+		err = redactSecrets(err, secrets)
 		report.Err, report.Duration = err, time.Since(start)
 		if report.Status == "" {
 			report.Status = manifest.StatusFailed
@@ -162,6 +164,10 @@ func (p *prober) pinMCPTools(ctx context.Context, d *MCPServerDecl, s *mcpbacken
 	if err != nil {
 		return refuse(err)
 	}
+	if where := secretIn(p.mcpSecrets(d), srv.Info, tools); where != "" {
+		return refuse(fail(fmt.Sprintf("the %s holds a value of the server's envdir (a secret: %d bytes or more); the lock, which is committed and shared, would publish it", where, runspec.MinMCPSecret),
+			"make the server leave its secrets out of what it announces and lists (its configuration), or leave that tool out with tools = [...]; a value that is no secret belongs in env, not the envdir"))
+	}
 	out.server, out.tools = srv, tools
 	report.Status, report.Duration = manifest.StatusOK, time.Since(start)
 	report.Detail = fmt.Sprintf("%d tools (%s %s)", len(tools), srv.Info.Name, srv.Info.Version)
@@ -198,6 +204,102 @@ func (p *prober) lockMCPRemote(ctx context.Context, d *MCPServerDecl, out mcpLoc
 	defer s.Close()
 	return p.pinMCPTools(ctx, d, s, srv, out, refuse, fail, start)
 }
+
+// mcpSecrets are the values of the server's envdir that no report may
+// show (runspec.MCPSecrets, as a call's reports): the server holds them
+// in its environment at lock too, and may echo them on its stderr, which
+// a failure quotes.
+func (p *prober) mcpSecrets(d *MCPServerDecl) []string {
+	if !d.Envdir {
+		return nil
+	}
+	l := &manifest.Lock{MCPServers: map[string]*manifest.MCPServer{d.Name: {Envdir: filepath.Join(p.cfg.EnvdirRoot, d.Name), TokenEnv: d.Token}}}
+	return runspec.MCPSecrets(p.cfg.Dir, l, d.Name)
+}
+
+// secretIn names the first place of what the lock would pin of a server
+// (its serverInfo, its selected tools' definitions, by lock name) that
+// holds one of secrets, as it is or as a JSON string holds it; "" when
+// none does.
+func secretIn(secrets []string, info manifest.MCPImplementation, tools map[string]*manifest.Tool) string {
+	if len(secrets) == 0 {
+		return ""
+	}
+	holds := func(text string) bool {
+		for _, sec := range secrets {
+			if strings.Contains(text, sec) || strings.Contains(text, jsonEscaped(sec)) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case holds(info.Name):
+		return "server name"
+	case holds(info.Version):
+		return "server version"
+	}
+	for _, name := range slices.Sorted(maps.Keys(tools)) {
+		if t := tools[name]; t.MCP != nil && holds(string(t.MCP.Definition)) {
+			return fmt.Sprintf("definition of tool %q", name)
+		}
+	}
+	return ""
+}
+
+// jsonEscaped is s as it appears between the quotes of a canonical JSON
+// string (manifest.CanonicalJSON: encoding/json's escapes, no HTML
+// escaping).
+func jsonEscaped(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(s) != nil {
+		return s
+	}
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
+}
+
+// redactSecrets returns err with every secret of secrets in its message
+// replaced by "[redacted]" (the longest first): a *Diagnostic stays one,
+// its message redacted; errors.As still reaches what err wraps. An error
+// without a secret is returned as it is.
+func redactSecrets(err error, secrets []string) error {
+	if len(secrets) == 0 || err == nil {
+		return err
+	}
+	secrets = slices.Clone(secrets)
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	redact := func(s string) string {
+		for _, sec := range secrets {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+		return s
+	}
+	msg := err.Error()
+	if redact(msg) == msg {
+		return err
+	}
+	if diag, ok := err.(*Diagnostic); ok {
+		dc := *diag
+		dc.Msg, dc.Fix = redact(dc.Msg), redact(dc.Fix)
+		if dc.Err != nil {
+			dc.Err = &redactedError{msg: redact(dc.Err.Error()), err: dc.Err}
+		}
+		return &dc
+	}
+	return &redactedError{msg: redact(msg), err: err}
+}
+
+// redactedError is an error whose message had its secrets replaced.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // mcpEnvdir is the server's envdir as the lock keeps it ("" without
 // envdir = true); an error when it does not exist.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolbox-dev/toolbox/internal/mcpfake"
 	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/runspec"
 	"github.com/toolbox-dev/toolbox/sandbox"
@@ -17,6 +18,9 @@ import (
 // TestMain lets the test binary serve as the landlock helper, which
 // re-executes it.
 func TestMain(m *testing.M) {
+	if os.Getenv("COMPILER_HELPER") == "mcpfake" {
+		os.Exit(mcpfake.Main())
+	}
 	sandbox.Init()
 	os.Exit(testenv.RunWithTmp(m))
 }

@@ -187,37 +187,18 @@ func validateMCPArgs(req Request, toolName string, t *manifest.Tool, values map[
 	return nil
 }
 
-// MinMCPSecret is the shortest envdir value MCPSecrets counts as a
-// secret: an envdir holds a server's keys and tokens, and sometimes a
-// short setting ("warn", "1") that, redacted, would blank every such word
-// of the server's answers.
-const MinMCPSecret = 8
+// MinMCPSecret is runspec.MinMCPSecret: the shortest envdir value
+// MCPSecrets counts as a secret.
+const MinMCPSecret = runspec.MinMCPSecret
 
 // MCPSecrets are what every report of the calls of the locked MCP server
-// name redacts (Redactor), as a tool's secret bindings: the bearer token
-// of a server reached by URL, and every value of its envdir of at least
-// MinMCPSecret bytes (API keys). nil when it has no envdir or it cannot
-// be read (the start then fails with the reason).
+// name redacts (Redactor), as a tool's secret bindings: runspec.MCPSecrets
+// of the lock at lockPath (the bearer token of a server reached by URL,
+// and every value of its envdir of at least MinMCPSecret bytes). nil when
+// it has no envdir or it cannot be read (the start then fails with the
+// reason).
 func MCPSecrets(lockPath string, l *manifest.Lock, name string) []string {
-	s := l.MCPServers[name]
-	if s == nil || s.Envdir == "" {
-		return nil
-	}
-	dir := filepath.FromSlash(s.Envdir)
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(filepath.Dir(lockPath), dir)
-	}
-	vars, err := runspec.ReadEnvdir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for k, v := range vars {
-		if v != nil && (len(*v) >= MinMCPSecret || (k == s.TokenEnv && *v != "")) {
-			out = append(out, *v)
-		}
-	}
-	return out
+	return runspec.MCPSecrets(filepath.Dir(lockPath), l, name)
 }
 
 // VerifyMCPServer checks the locked MCP server name like Verify checks a

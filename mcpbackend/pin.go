@@ -86,11 +86,20 @@ func (p *Pin) Diff(info manifest.MCPImplementation, live []Definition) []string 
 		}
 	}
 	slices.SortStableFunc(lines, func(a, b line) int { return strings.Compare(a.key, b.key) })
-	for _, l := range lines {
+	for i, l := range lines {
+		if len(out) == MaxDriftLines-1 && i < len(lines)-1 {
+			return append(out, fmt.Sprintf("and %d more differences", len(lines)-i))
+		}
 		out = append(out, l.text)
 	}
 	return out
 }
+
+// MaxDriftLines bounds the lines of Pin.Diff: past it the last line
+// counts the rest ("and N more differences"), so that a server listing
+// thousands of tools does not turn every refused call into an error (and
+// a log line) larger than its listing.
+const MaxDriftLines = 50
 
 // DriftError is a server whose listing differs from the lock: the call is
 // refused before the server is asked anything else. Lines are Pin.Diff's.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"time"
 
@@ -57,16 +59,49 @@ func Dial(ctx context.Context, r Remote) (*Session, error) {
 	return s, nil
 }
 
-// bearer adds the Authorization header to every request.
+// bearer adds the Authorization header to every request, and bounds
+// every response body but an event stream to MaxBodyBytes: the SDK reads
+// a JSON answer (and an error's body) whole with io.ReadAll, so a server
+// sending one without end would grow toolbox without bound. An event
+// stream is bounded by the SDK, per event.
 type bearer struct {
 	base  http.RoundTripper
 	token string
 }
+
+// MaxBodyBytes bounds a response body of a server reached by URL that is
+// not an event stream: one JSON-RPC message, bounded as a stdio server's
+// line is (mcp.DefaultMaxLineLength).
+const MaxBodyBytes = mcp.DefaultMaxLineLength
 
 func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if b.token != "" {
 		req = req.Clone(req.Context())
 		req.Header.Set("Authorization", "Bearer "+b.token)
 	}
-	return b.base.RoundTrip(req)
+	resp, err := b.base.RoundTrip(req)
+	if err == nil && resp.Body != nil {
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+			resp.Body = &boundedBody{ReadCloser: resp.Body, left: MaxBodyBytes}
+		}
+	}
+	return resp, err
+}
+
+// boundedBody fails a read past its bound instead of returning more.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("the server's answer is larger than %d bytes", MaxBodyBytes)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

@@ -40,6 +40,16 @@ const (
 	maxListPages = 100
 )
 
+// MaxListBytes bounds a whole tools/list (the sum of its pages' results,
+// as the server wrote them): the listing is held, and canonicalized, at
+// every verification; a frame alone may be 16 MiB and a listing 100
+// pages. A listing that could be locked is far smaller: the lock holds
+// its definitions and is at most manifest.MaxLockBytes.
+const MaxListBytes = 16 << 20
+
+// listBudget is MaxListBytes; tests lower it.
+var listBudget = MaxListBytes
+
 // Launch says how to start one server.
 type Launch struct {
 	// Server is the server's name in the toolbox file, for messages.
@@ -52,8 +62,10 @@ type Launch struct {
 	// StartTimeout bounds the start and the initialize handshake
 	// (0 = DefaultStartTimeout).
 	StartTimeout time.Duration
-	// OnListChanged, when set, is called on its own goroutine each time
-	// the server sends notifications/tools/list_changed.
+	// OnListChanged, when set, is called when the server sends
+	// notifications/tools/list_changed, on a goroutine of the session's,
+	// one call at a time: notifications that arrive during a call make
+	// one more call after it.
 	OnListChanged func()
 	// Stderr, when set, receives a copy of the server's stderr.
 	Stderr io.Writer
@@ -148,18 +160,37 @@ func Connect(ctx context.Context, server string, t mcp.Transport, onListChanged 
 
 func connect(ctx context.Context, server string, t mcp.Transport, onListChanged func(), p *sandbox.Process, stderr *tail.Buffer) (*Session, error) {
 	s := &Session{server: server, capture: &captureConn{}, proc: p, stderr: stderr, done: make(chan struct{})}
+	if onListChanged != nil {
+		// One check at a time, and at most one more queued: a server
+		// that floods the notification gets no goroutine per copy.
+		changed := make(chan struct{}, 1)
+		s.capture.listChanged = func() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+		go func() {
+			for {
+				select {
+				case <-changed:
+					onListChanged()
+				case <-s.done:
+					return
+				}
+			}
+		}()
+	}
 	opts := &mcp.ClientOptions{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// Nothing is offered to the server: no roots, sampling or
-		// elicitation.
+		// elicitation (and captureConn answers its requests itself).
 		Capabilities: &mcp.ClientCapabilities{},
-	}
-	if onListChanged != nil {
-		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { go onListChanged() }
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: ClientName, Version: "1"}, opts)
 	cs, err := client.Connect(ctx, &captureTransport{inner: t, conn: s.capture}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
+		s.end()
 		return nil, err
 	}
 	s.cs = cs
@@ -201,6 +232,7 @@ func (s *Session) List(ctx context.Context) ([]Definition, error) {
 	var out []Definition
 	seen := map[string]bool{}
 	cursor := ""
+	size := 0
 	for page := 0; ; page++ {
 		if page == maxListPages {
 			return nil, s.fail("listing tools", fmt.Errorf("more than %d pages", maxListPages))
@@ -210,6 +242,9 @@ func (s *Session) List(ctx context.Context) ([]Definition, error) {
 			return nil, s.fail("listing tools", err)
 		}
 		raw := s.capture.take()
+		if size += len(raw); size > listBudget {
+			return nil, s.fail("listing tools", fmt.Errorf("the listing has more than %d bytes", listBudget))
+		}
 		var res struct {
 			Tools      []json.RawMessage `json:"tools"`
 			NextCursor string            `json:"nextCursor"`
@@ -312,14 +347,29 @@ func (s *Session) fail(doing string, err error) error {
 
 // Close ends the session: the connection is closed (the server's stdin
 // with it), the server gets a short grace to exit, then its process group
-// is killed. It waits for the process and is idempotent.
+// is killed, and with it whatever still holds the connection (a server
+// that reads nothing keeps a write, and so the SDK's close, blocked). It
+// waits for the process and is idempotent.
 func (s *Session) Close() error {
-	err := s.cs.Close()
-	if s.proc != nil {
+	closed := make(chan error, 1)
+	go func() { closed <- s.cs.Close() }()
+	var err error
+	if s.proc == nil {
+		err = <-closed
+	} else {
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
 		select {
-		case <-s.proc.Done():
-		case <-time.After(stopGrace):
+		case err = <-closed:
+			select {
+			case <-s.proc.Done():
+			case <-grace.C:
+				stopProcess(s.proc)
+			}
+		case <-grace.C:
 			stopProcess(s.proc)
+			s.capture.abort()
+			err = <-closed
 		}
 		_, _ = s.proc.Wait()
 	}

@@ -21,8 +21,12 @@ import (
 
 // The test binary is also the fake server when started as a helper.
 func TestMain(m *testing.M) {
-	if os.Getenv("MCPBACKEND_HELPER") == "mcpfake" {
+	switch os.Getenv("MCPBACKEND_HELPER") {
+	case "mcpfake":
 		os.Exit(mcpfake.Main())
+	case "deaf":
+		deafMain()
+		os.Exit(0)
 	}
 	sandbox.Init()
 	os.Exit(testenv.RunWithTmp(m))

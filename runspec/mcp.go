@@ -146,3 +146,33 @@ func MCPToken(lockDir string, l *manifest.Lock, name string) (string, error) {
 	}
 	return "", fmt.Errorf("the envdir %q of mcp server %q has no %s", dir, name, srv.TokenEnv)
 }
+
+// MinMCPSecret is the shortest envdir value MCPSecrets counts as a
+// secret: an envdir holds a server's keys and tokens, and sometimes a
+// short setting ("warn", "1") that, redacted, would blank every such word
+// of the server's answers.
+const MinMCPSecret = 8
+
+// MCPSecrets are the values everything toolbox reports of the locked MCP
+// server name must not show (DESIGN.md §4): the bearer token of a server
+// reached by URL, whatever its length, and every value of its envdir (a
+// path relative to lockDir) of at least MinMCPSecret bytes. The launcher
+// redacts them from a call's reports, the compiler from a failing
+// server's at lock. nil when it has no envdir or it cannot be read.
+func MCPSecrets(lockDir string, l *manifest.Lock, name string) []string {
+	s := l.MCPServers[name]
+	if s == nil || s.Envdir == "" {
+		return nil
+	}
+	vars, err := ReadEnvdir(resolve(lockDir, s.Envdir))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for k, v := range vars {
+		if v != nil && (len(*v) >= MinMCPSecret || (k == s.TokenEnv && *v != "")) {
+			out = append(out, *v)
+		}
+	}
+	return out
+}

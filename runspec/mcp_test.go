@@ -2,7 +2,9 @@ package runspec
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -78,5 +80,65 @@ func TestMCPServerSpec(t *testing.T) {
 	l.MCPServers["fs"].Sandbox.FS.Write = []string{"{workspace}/../data"}
 	if spec, err := MCPServerSpec(dir, l, "fs", tr); !errors.Is(err, protocol.ErrWorkspacePath) {
 		t.Errorf("a path above the workspace: %v, %v", spec, err)
+	}
+}
+
+// An MCP server and an exec tool that declare the same confinement get
+// the same sandbox (DESIGN.md §3: "confined exactly as a tool is"): the
+// same grants and their lock-time resolutions, network, tmp, limits,
+// protected and hidden paths, pinned bwrap and seccomp variant, under
+// both mechanisms; and a grant over the lock is refused for both under
+// landlock, which cannot mask it.
+func TestMCPServerSpecIsAToolsSpec(t *testing.T) {
+	dir := t.TempDir()
+	lockPath := filepath.Join(dir, "toolbox.lock.json")
+	for _, m := range []string{"bwrap", "landlock"} {
+		l := mcpTestLock()
+		srv := l.MCPServers["fs"]
+		srv.Command = []string{filepath.Join(dir, "server")}
+		srv.PathArgs, srv.Entry, srv.Mechanism = nil, nil, m
+		if m == "landlock" {
+			srv.Sandbox.Net, srv.Sandbox.Tmp = "host", "shared"
+		}
+		l.Tools["t"] = &manifest.Tool{Path: "t", Runtime: manifest.Runtime{Mechanism: m, Paths: srv.Paths, Limits: srv.Limits},
+			Describe: &protocol.Describe{Runtime: &protocol.Runtime{Sandbox: srv.Sandbox}}}
+		tr := NewTrust(lockPath, l, filepath.Join(dir, "state"))
+		server, err := MCPServerSpec(dir, l, "fs", tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool, err := Spec(dir, l.Tools["t"], tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(server, tool) {
+			t.Errorf("%s: server %+v\ntool %+v", m, server, tool)
+		}
+	}
+
+	// The lock in a write grant: refused for both under landlock.
+	l := mcpTestLock()
+	srv := l.MCPServers["fs"]
+	srv.Command, srv.PathArgs, srv.Entry, srv.Mechanism = []string{filepath.Join(dir, "server")}, nil, nil, "landlock"
+	srv.Sandbox = &protocol.Sandbox{FS: &protocol.FS{Write: []string{"."}}, Net: "host", Tmp: "shared"}
+	srv.Paths = map[string]string{".": "."}
+	l.Tools["t"] = &manifest.Tool{Path: "t", Runtime: manifest.Runtime{Mechanism: "landlock", Paths: srv.Paths},
+		Describe: &protocol.Describe{Runtime: &protocol.Runtime{Sandbox: srv.Sandbox}}}
+	if err := os.WriteFile(lockPath, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTrust(lockPath, l)
+	var refusal *sandbox.RefusalError
+	for name, spec := range map[string]func() (*sandbox.Spec, error){
+		"server": func() (*sandbox.Spec, error) { return MCPServerSpec(dir, l, "fs", tr) },
+		"tool":   func() (*sandbox.Spec, error) { return Spec(dir, l.Tools["t"], tr) },
+	} {
+		s, err := spec()
+		if err == nil {
+			err = s.Check()
+		}
+		if !errors.As(err, &refusal) || !strings.Contains(err.Error(), lockPath) {
+			t.Errorf("%s with the lock in its write grant under landlock: %v", name, err)
+		}
 	}
 }

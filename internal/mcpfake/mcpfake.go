@@ -9,6 +9,7 @@
 // Handlers by tool name: a name starting with "read" returns the text of
 // the file named by its "path" argument (or a tool error saying why it
 // could not); "fail" returns a tool error; "pid" returns the server's pid;
+// "hang" never returns (a hostile server ignores cancellation);
 // "getenv" the value of the variable its "name" argument names, or
 // "(unset)"; a name starting with "write" writes its "text" argument to
 // the file named by "path" (a hostile server's try outside its grants);
@@ -200,6 +201,8 @@ func (f *fake) answer(name string, raw json.RawMessage) *mcp.CallToolResult {
 		return r
 	case name == "pid":
 		return text(strconv.Itoa(os.Getpid()))
+	case name == "hang":
+		select {} // never answers, whatever the client cancels
 	case name == "getenv":
 		v, ok := os.LookupEnv(fmt.Sprint(args["name"]))
 		if !ok {

@@ -51,9 +51,10 @@ type Config struct {
 }
 
 // MCPCheck probes MCP server server of the lock at lockPath now, under its
-// locked runtime (out of reach of stateDir, on workspace ws, as a run),
+// locked runtime (out of reach of the hidden paths: the state dir and
+// Config.Hidden, as a call's server is; on workspace ws, as a run),
 // without calling any tool.
-type MCPCheck func(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, stateDir string, ws runspec.Workspace, timeout time.Duration) manifest.Probe
+type MCPCheck func(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, hidden []string, ws runspec.Workspace, timeout time.Duration) manifest.Probe
 
 // Monitor holds the live probe results. Its methods are safe for
 // concurrent use.
@@ -103,7 +104,8 @@ func (m *Monitor) backends() []string {
 // MCP tools of one server share one check of that server.
 func (m *Monitor) Round(ctx context.Context) {
 	dir := filepath.Dir(m.cfg.LockPath)
-	trust := runspec.NewTrust(m.cfg.LockPath, m.cfg.Lock, append([]string{m.cfg.StateDir}, m.cfg.Hidden...)...).WithWorkspace(m.cfg.Workspace)
+	hidden := append([]string{m.cfg.StateDir}, m.cfg.Hidden...)
+	trust := runspec.NewTrust(m.cfg.LockPath, m.cfg.Lock, hidden...).WithWorkspace(m.cfg.Workspace)
 	var wg sync.WaitGroup
 	record := func(p manifest.Probe, names ...string) {
 		if ctx.Err() != nil {
@@ -132,7 +134,7 @@ func (m *Monitor) Round(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			record(m.cfg.MCP(ctx, m.cfg.LockPath, m.cfg.Lock, server, m.cfg.CallerEnv, m.cfg.StateDir, m.cfg.Workspace, m.cfg.CheckTimeout), names...)
+			record(m.cfg.MCP(ctx, m.cfg.LockPath, m.cfg.Lock, server, m.cfg.CallerEnv, hidden, m.cfg.Workspace, m.cfg.CheckTimeout), names...)
 		}()
 	}
 	wg.Wait()

@@ -146,14 +146,15 @@ func callTool(ctx context.Context, s *mcpbackend.Session, call launcher.MCPCall)
 }
 
 // Check probes a locked MCP server now (health.MCPCheck, `--recheck`):
-// ok when it starts under its locked runtime, initializes and lists
-// exactly its locked tools; failed, with the reason and the fix, when it
-// does not. No tool is called.
-func Check(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, stateDir string, ws runspec.Workspace, timeout time.Duration) manifest.Probe {
+// ok when it starts under its locked runtime, out of reach of hidden (the
+// state dir and the front-end's hidden paths, as a call's server), on
+// workspace ws, initializes and lists exactly its locked tools; failed,
+// with the reason and the fix, when it does not. No tool is called.
+func Check(ctx context.Context, lockPath string, l *manifest.Lock, server string, callerEnv []string, hidden []string, ws runspec.Workspace, timeout time.Duration) manifest.Probe {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	red := launcher.NewRedactor(launcher.MCPSecrets(lockPath, l, server))
-	call := launcher.MCPCall{LockPath: lockPath, Lock: l, Server: server, CallerEnv: callerEnv, StateDir: stateDir, Workspace: ws, Redactor: red}
+	call := launcher.MCPCall{LockPath: lockPath, Lock: l, Server: server, CallerEnv: callerEnv, Hidden: hidden, Workspace: ws, Redactor: red}
 	s, err := start(ctx, mcpbackend.Launch{StartTimeout: timeout}, call, nil)
 	if err == nil {
 		defer s.Close()

@@ -2,10 +2,15 @@ package mcprun
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,7 +18,9 @@ import (
 
 	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/launcher/warm"
+	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/mcpbackend"
+	"github.com/toolbox-dev/toolbox/runspec"
 )
 
 // Back-off of Pool restarts: the first restart after a failure is
@@ -81,6 +88,8 @@ func key(call launcher.MCPCall) string {
 // CallMCP calls the tool on the owner's warm server, starting it when
 // needed (within the back-off), after verifying its listing. A server
 // that dies during a call fails that call; the next one starts it again.
+// A call that times out, is cancelled or is refused as a request retires
+// the server (warm.Lease.Retire): the next call gets a fresh one.
 func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MCPResult, bool, error) {
 	o, err := p.owner(call.Session)
 	if err != nil {
@@ -98,7 +107,7 @@ func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MC
 		if errors.As(err, &re) && errors.As(err, &de) {
 			lease.Release()
 			if o.Refuse(k, err) && o.wasVerified(k) {
-				p.logf("mcp server %q (session %s) changed its tools during the session; its calls are refused: %v", call.Server, call.Session, de)
+				p.logf("mcp server %q (session %s) changed its tools during the session; its calls are refused: %v", call.Server, call.Session, call.Redactor.Error(de))
 			}
 		} else if d := o.Refusal(k); d != nil {
 			// Its tools/list_changed check refused the server, and
@@ -118,7 +127,11 @@ func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MC
 	case err != nil && s.Broken(err):
 		lease.Fail(err)
 	case err != nil:
-		lease.Release()
+		// Timed out, cancelled, or refused as a request: the server may
+		// still be busy with it (a server is free to ignore the
+		// cancellation) or broken. As a plugin's, it gets no new call
+		// and ends once its other calls have.
+		lease.Retire()
 	default:
 		lease.Served()
 	}
@@ -129,7 +142,8 @@ func (p *Pool) CallMCP(ctx context.Context, call launcher.MCPCall) (*launcher.MC
 // its restarts in the call's words (its stderr redacted).
 func (p *Pool) spec(o *owner, k string, call launcher.MCPCall) warm.Spec[*mcpbackend.Session] {
 	return warm.Spec[*mcpbackend.Session]{
-		Limit: math.MaxInt32, // the session serves concurrent requests
+		Config: config(call),
+		Limit:  math.MaxInt32, // the session serves concurrent requests
 		Start: func(ctx context.Context) (*mcpbackend.Session, error) {
 			// A tools/list_changed re-verifies the session it came from;
 			// one sent during the start waits for it.
@@ -155,6 +169,46 @@ func (p *Pool) spec(o *owner, k string, call launcher.MCPCall) warm.Spec[*mcpbac
 			p.logf("mcp server %q (session %s) restarted after %d failures", call.Server, call.Session, failures)
 		},
 	}
+}
+
+// config identifies everything the server of call is started with, as
+// the lock and the call say it (warm.Spec.Config): its locked entry
+// (executable, hashes, arguments, environment, envdir, mechanism,
+// sandbox, resolved paths, limits), the pinned bubblewrap, the allowlist
+// and shared tmp size, what the call's trust protects and hides, the
+// values of its envdir and the caller's environment (but the per-call
+// AGENT_TURN_ID). A relock or an envdir edit that changes any of them
+// retires a warm server started the old way: it would otherwise serve on
+// under a confinement the lock no longer says.
+func config(call launcher.MCPCall) string {
+	l := call.Lock
+	srv := l.MCPServers[call.Server]
+	var envdir map[string]*string
+	var envdirErr string
+	if srv != nil && srv.Envdir != "" {
+		dir := filepath.FromSlash(srv.Envdir)
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(filepath.Dir(call.LockPath), dir)
+		}
+		var err error
+		if envdir, err = runspec.ReadEnvdir(dir); err != nil {
+			envdirErr = err.Error()
+		}
+	}
+	trust := runspec.NewTrust(call.LockPath, l, append([]string{call.StateDir}, call.Hidden...)...)
+	env := slices.DeleteFunc(slices.Clone(call.CallerEnv), func(kv string) bool { return strings.HasPrefix(kv, runspec.AgentTurnID+"=") })
+	b, _ := json.Marshal(struct {
+		Server            *manifest.MCPServer
+		Bwrap             *manifest.Pin
+		Allowlist         []string
+		SharedTmp         uint64
+		Protected, Hidden []string
+		Envdir            map[string]*string
+		EnvdirErr         string
+		CallerEnv         []string
+	}{srv, l.Bwrap, l.EnvAllowlist, l.SharedTmpBytes(), trust.Protected, trust.Hidden, envdir, envdirErr, env})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // acquireError is the refusal of a call that got no server.
@@ -208,7 +262,7 @@ func (p *Pool) listChanged(o *owner, k string, s *mcpbackend.Session, call launc
 	if err := verify(ctx, s, call); err != nil {
 		var de *mcpbackend.DriftError
 		if errors.As(err, &de) && o.Refuse(k, err) && o.wasVerified(k) {
-			p.logf("mcp server %q (session %s) changed its tools during the session (tools/list_changed); its calls are refused: %v", call.Server, call.Session, de)
+			p.logf("mcp server %q (session %s) changed its tools during the session (tools/list_changed); its calls are refused: %v", call.Server, call.Session, call.Redactor.Error(de))
 		}
 	}
 }
