@@ -42,7 +42,8 @@ func NewCmdProcessesRun(g *Globals, runF func(*ProcessRunOptions) error) *cobra.
 		Short: "Run a shell command in the background of the daemon, waiting for it a little",
 		Long: `run starts a shell command (bash -c) in the daemon, in the workspace
 (--workspace, else $TOOLBOX_WORKSPACE, else the daemon's) or in --cwd DIR
-(relative to the workspace, or absolute), with this command's environment
+(relative to the workspace, or absolute: a call without a usable workspace
+takes an absolute one only), with this command's environment
 plus --env K=V, and waits for it up to --wait (default 3s; a longer wait is
 capped at 30s; 0 answers at once). It prints the last 4 KiB of the command's
 stdout on stdout, the last 4 KiB of its stderr and how it stands on stderr:
