@@ -75,9 +75,10 @@ func CommandSpec(lockPath string, l *manifest.Lock, trust *Trust) (*sandbox.Spec
 }
 
 // CommandDir is the working directory of a confined background command
-// given none: dir (the supervisor's own) when it lies inside one of the
-// spec's grants, else the first writable path, else the first readable
-// one, else "/". Paths are compared with their symlinks resolved.
+// given none: dir (the call's workspace, or the supervisor's own directory
+// when the call has none) when it lies inside one of the spec's grants,
+// else the first writable path, else the first readable one, else "/".
+// Paths are compared with their symlinks resolved.
 func CommandDir(spec *sandbox.Spec, dir string) string {
 	grants := append(append([]string(nil), spec.Write...), spec.Read...)
 	if real, err := filepath.EvalSymlinks(dir); err == nil && InsideAny(real, grants) {

@@ -99,7 +99,7 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 		return Status{}, fmt.Errorf("running a command: %w: the lock is gone; run `toolbox lock`", ErrCommandsDisabled)
 	}
 	trust := runspec.NewTrust(lockPath, lock, append([]string{s.cfg.StateDir}, s.cfg.Hidden...)...).WithWorkspace(s.workspace(c.Workspace))
-	dir, err := commandDir(c.Cwd, trust.Workspace)
+	dir, err := commandDir(c.Cwd, trust.Workspace, trust.WorkspaceErr)
 	if err != nil {
 		return Status{}, err
 	}
@@ -160,18 +160,19 @@ func workDir() string {
 }
 
 // commandDir resolves and checks the working directory: a relative one is
-// relative to the workspace when the call has one (ws), else to the
-// supervisor's own directory.
-func commandDir(cwd, ws string) (string, error) {
+// relative to the call's workspace (ws), and refused when the call has
+// none (wsErr says why): the supervisor's own directory means nothing to a
+// daemon's caller.
+func commandDir(cwd, ws string, wsErr error) (string, error) {
 	if cwd == "" {
 		return "", nil
 	}
-	dir, err := filepath.Abs(cwd)
-	if ws != "" && !filepath.IsAbs(cwd) {
-		dir, err = filepath.Join(ws, cwd), nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("running a command: working directory %q: %w", cwd, err)
+	dir := filepath.Clean(cwd)
+	if !filepath.IsAbs(cwd) {
+		if ws == "" {
+			return "", fmt.Errorf("running a command: working directory %q is relative to the workspace, and this call has none (%v); or give an absolute working directory", cwd, wsErr)
+		}
+		dir = filepath.Join(ws, cwd)
 	}
 	info, err := os.Stat(dir)
 	if err != nil {

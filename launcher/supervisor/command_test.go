@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/launcher"
+	"github.com/toolbox-dev/toolbox/runspec"
 )
 
 func TestRunCommandReturnsTheFinalStatusWhenItFinishesInTime(t *testing.T) {
@@ -112,6 +113,35 @@ func TestRunCommandEnvironmentCwdAndTimeout(t *testing.T) {
 	}
 	if _, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "  "}); err == nil {
 		t.Error("an empty command was accepted")
+	}
+}
+
+// TestRunCommandCwdIsRelativeToTheWorkspace: a command starts in the
+// call's workspace, a relative cwd lies below it, and without a workspace a
+// relative cwd is refused rather than taken against the supervisor's own
+// directory, which means nothing to a daemon's caller.
+func TestRunCommandCwdIsRelativeToTheWorkspace(t *testing.T) {
+	f := newFixture(t)
+	s := f.supervisor(t)
+	ws := t.TempDir()
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(ws)
+	chosen := runspec.Workspace{Dir: ws, From: runspec.FromFlag}
+	for cwd, want := range map[string]string{"": real, "sub": filepath.Join(real, "sub"), "sub/..": real} {
+		st, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "pwd", Cwd: cwd, Workspace: chosen, Wait: 5 * time.Second})
+		if err != nil || st.Stdout == nil || st.Stdout.Text != want+"\n" {
+			t.Errorf("cwd %q: %+v, %v; want %s", cwd, st.Stdout, err, want)
+		}
+	}
+	none := runspec.Workspace{Dir: "/", From: runspec.FromFlag}
+	_, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "pwd", Cwd: "sub", Workspace: none})
+	if err == nil || !strings.Contains(err.Error(), `working directory "sub" is relative to the workspace, and this call has none (workspace "/" (--workspace)`) {
+		t.Errorf("a relative cwd without a workspace: %v", err)
+	}
+	if st, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "pwd", Cwd: ws, Workspace: none, Wait: 5 * time.Second}); err != nil || st.Stdout == nil || st.Stdout.Text != ws+"\n" && st.Stdout.Text != real+"\n" {
+		t.Errorf("an absolute cwd without a workspace: %+v, %v", st.Stdout, err)
 	}
 }
 

@@ -171,10 +171,10 @@ type Command struct {
 	Name string
 	// Label is free text shown in lists.
 	Label string
-	// Cwd is the working directory, relative to the call's workspace (or,
-	// without one, to the supervisor's own working directory); "" for the
-	// workspace (confined: when inside the sandbox's paths, see
-	// runspec.CommandDir). It must exist.
+	// Cwd is the working directory: absolute, or relative to the call's
+	// workspace (refused when the call has none); "" for the workspace
+	// (confined: when inside the sandbox's paths, see runspec.CommandDir).
+	// It must exist.
 	Cwd string
 	// Workspace is the caller's choice of workspace; the zero value means
 	// Config.Workspace.

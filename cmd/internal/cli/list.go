@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/catalog"
+	"github.com/toolbox-dev/toolbox/launcher"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
 
@@ -48,17 +49,39 @@ func loadCatalog(g *Globals) ([]catalog.Entry, *manifest.Lock, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return catalogOf(g, l), l, nil
+}
+
+// catalogOf is what a model sees of l, a warning printed for each
+// capability left out.
+func catalogOf(g *Globals, l *manifest.Lock) []catalog.Entry {
 	entries, warnings := catalog.Build(l)
 	for _, w := range warnings {
 		fmt.Fprintf(g.IO.Err, "warning: %s\n", w)
 	}
-	return entries, l, nil
+	return entries
 }
 
+// staleWarning opens each line list prints on stderr for what a run would
+// refuse (launcher.CheckStale): the reason, with its fix, follows.
+const staleWarning = "warning: toolbox run would refuse: "
+
 func listRun(opts *ListOptions) error {
-	entries, l, err := loadCatalog(opts.Globals)
+	lockPath, l, err := ReadLock(opts.Globals)
 	if err != nil {
 		return err
+	}
+	// A stale lock is listed as it is (exit 0), with a warning per problem
+	// a run would refuse. Only toolbox-core's HCL parser tells whether a
+	// toolbox file whose bytes changed changed its configuration, as run
+	// hands such a call over too.
+	tf := launcher.CheckToolboxFile(lockPath, l)
+	if opts.Delegate != nil && tf.BytesChanged() {
+		return opts.Delegate()
+	}
+	entries := catalogOf(opts.Globals, l)
+	for _, problem := range launcher.CheckStale(lockPath, l, tf) {
+		fmt.Fprintf(opts.IO.Err, "%s%v\n", staleWarning, problem)
 	}
 	if opts.All {
 		entries = append(entries, catalog.Backends(l)...)

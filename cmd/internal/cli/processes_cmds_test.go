@@ -108,7 +108,6 @@ func TestProcessesRun(t *testing.T) {
 		got = o
 		fd.wire(&o.DaemonOptions, nil)
 		o.Environ = func() []string { return []string{"PATH=/bin"} }
-		o.Getwd = func() (string, error) { return "/work", nil }
 		return processRunRun(context.Background(), o)
 	})
 	out, errOut, code := execute(t, g, cmd, "", "run", "make", "--name", "build", "--label", "the build", "--cwd", "sub",
@@ -124,7 +123,7 @@ func TestProcessesRun(t *testing.T) {
 		t.Errorf("stderr %q, want %q", errOut, wantErr)
 	}
 	want := wire.Request{Op: wire.OpRunCommand, Session: "default", CallerEnv: []string{"PATH=/bin"}, WaitMS: -1,
-		Command: &wire.Command{Cmd: "make", Name: "build", Label: "the build", Cwd: "/work/sub", Env: map[string]string{"A": "1", "B": "x=y"}, TimeoutMS: 600000}}
+		Command: &wire.Command{Cmd: "make", Name: "build", Label: "the build", Cwd: "sub", Env: map[string]string{"A": "1", "B": "x=y"}, TimeoutMS: 600000}}
 	if r := fd.last(); !sameRequest(r, want) {
 		t.Errorf("request %+v, want %+v", r, want)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,17 +20,17 @@ type ProcessRunOptions struct {
 	Cmd   string
 	Name  string
 	Label string
-	// Cwd is the working directory ("" is this command's).
+	// Cwd is the working directory: absolute, or relative to the call's
+	// workspace; "" for the workspace itself (DESIGN.md §7). The daemon
+	// resolves it (supervisor.Command.Cwd), not this command.
 	Cwd string
 	// Env are K=V additions to the environment.
 	Env     []string
 	Timeout time.Duration
 	// Wait is the inline wait (0: answer at once).
 	Wait time.Duration
-	// Environ and Getwd read this command's environment and directory
-	// (os.Environ and os.Getwd when nil).
+	// Environ reads this command's environment (os.Environ when nil).
 	Environ func() []string
-	Getwd   func() (string, error)
 }
 
 // NewCmdProcessesRun builds processes run; runF, when not nil, replaces
@@ -41,24 +40,28 @@ func NewCmdProcessesRun(g *Globals, runF func(*ProcessRunOptions) error) *cobra.
 	cmd := &cobra.Command{
 		Use:   "run 'COMMAND'",
 		Short: "Run a shell command in the background of the daemon, waiting for it a little",
-		Long: `run starts a shell command (bash -c) in the daemon, in this directory (or
---cwd) with this command's environment plus --env K=V, and waits for it up to
---wait (default 3s; a longer wait is capped at 30s; 0 answers at once). It
-prints the last 4 KiB of the command's stdout on stdout, the last 4 KiB of its
-stderr and how it stands on stderr: its final state when it finished in time
-(its completion is then not also mailed to the inbox), else "running" and how
-to follow it (processes status --wait, output, wait). Exit 0 either way; the
-state line gives the command's own exit code. With --json, its status object,
-stdout and stderr tails included.
+		Long: `run starts a shell command (bash -c) in the daemon, in the workspace
+(--workspace, else $TOOLBOX_WORKSPACE, else the daemon's) or in --cwd DIR
+(relative to the workspace, or absolute: a call without a usable workspace
+takes an absolute one only), with this command's environment
+plus --env K=V, and waits for it up to --wait (default 3s; a longer wait is
+capped at 30s; 0 answers at once). It prints the last 4 KiB of the command's
+stdout on stdout, the last 4 KiB of its stderr and how it stands on stderr:
+its final state when it finished in time (its completion is then not also
+mailed to the inbox), else "running" and how to follow it (processes status
+--wait, output, wait). Exit 0 either way; the state line gives the command's
+own exit code. With --json, its status object, stdout and stderr tails
+included.
 
 Background commands are off unless the toolbox file declares builtin
 "process": they run in its sandbox (its paths only, a filtered environment,
-no network when it says net = "none"; --cwd must lie inside its paths), or,
-when it says unconfined = true, unsandboxed as the daemon's user, exactly as
-powerful as a shell. --name (a-z, 0-9 and '-', at most 63) lets other commands address
-it; a name is refused while its process runs and reusable once it finished.
---timeout stops it after that long, as processes stop does: SIGINT to its
-process group, then SIGKILL after a grace.`,
+no network when it says net = "none"; --cwd must lie inside its paths, and
+without --cwd a workspace outside them gives way to the first writable
+one), or, when it says unconfined = true, unsandboxed as the daemon's user,
+exactly as powerful as a shell. --name (a-z, 0-9 and '-', at most 63) lets
+other commands address it; a name is refused while its process runs and
+reusable once it finished. --timeout stops it after that long, as processes
+stop does: SIGINT to its process group, then SIGKILL after a grace.`,
 		Args: ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cmd = args[0]
@@ -77,7 +80,7 @@ process group, then SIGKILL after a grace.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Name, "name", "", "a name to address the process by ([a-z0-9-], at most 63)")
 	f.StringVar(&opts.Label, "label", "", "free text shown in lists")
-	f.StringVar(&opts.Cwd, "cwd", "", "the working directory (default: this one)")
+	f.StringVar(&opts.Cwd, "cwd", "", "the working directory, relative to the workspace (default: the workspace)")
 	f.StringArrayVar(&opts.Env, "env", nil, "K=V: add a variable to the environment (repeatable)")
 	f.DurationVar(&opts.Timeout, "timeout", 0, "stop the command after this long, e.g. 10m (default: no limit)")
 	f.DurationVar(&opts.Wait, "wait", supervisor.DefaultWait, "wait up to this long for it to finish (0 answers at once; capped at 30s)")
@@ -102,29 +105,8 @@ func parseEnv(list []string) (map[string]string, error) {
 	return m, nil
 }
 
-// workDir is --cwd made absolute against this command's directory (the
-// daemon's own directory is not the caller's), or this directory.
-func (o *ProcessRunOptions) workDir() (string, error) {
-	getwd := o.Getwd
-	if getwd == nil {
-		getwd = os.Getwd
-	}
-	if filepath.IsAbs(o.Cwd) {
-		return o.Cwd, nil
-	}
-	wd, err := getwd()
-	if err != nil {
-		return "", fmt.Errorf("finding the working directory: %w", err)
-	}
-	return filepath.Join(wd, o.Cwd), nil
-}
-
 func processRunRun(ctx context.Context, opts *ProcessRunOptions) error {
 	env, err := parseEnv(opts.Env)
-	if err != nil {
-		return err
-	}
-	dir, err := opts.workDir()
 	if err != nil {
 		return err
 	}
@@ -142,7 +124,7 @@ func processRunRun(ctx context.Context, opts *ProcessRunOptions) error {
 	}
 	req := wire.Request{
 		Op: wire.OpRunCommand, CallerEnv: environ(), WaitMS: wait, Lock: opts.wantLock(),
-		Command:   &wire.Command{Cmd: opts.Cmd, Name: opts.Name, Label: opts.Label, Cwd: dir, Env: env, TimeoutMS: wire.Millis(opts.Timeout)},
+		Command:   &wire.Command{Cmd: opts.Cmd, Name: opts.Name, Label: opts.Label, Cwd: opts.Cwd, Env: env, TimeoutMS: wire.Millis(opts.Timeout)},
 		Workspace: ws.Dir, WorkspaceFrom: string(ws.From),
 	}
 	var st supervisor.Status

@@ -67,7 +67,7 @@ printed instead.`,
 	opts.addFlags(f)
 	f.DurationVar(&opts.Timeout, "timeout", 0, "call timeout, e.g. 30s (default: the tool's timeout in the toolbox file, else 2m)")
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON envelope instead of the raw result")
-	f.IntVar(&opts.Keep, "keep", launcher.DefaultKeepEvents, "stream tools: how many last events the result keeps (every event is printed as it arrives)")
+	f.IntVar(&opts.Keep, "keep", launcher.DefaultKeepEvents, "stream tools: how many last events --json's envelope holds, the others counted in elided (without --json every event is printed as it arrives)")
 	f.StringVar(&opts.Session, "session", os.Getenv("TOOLBOX_SESSION"), "session id passed to the tool as TOOLBOX_SESSION")
 	AddWorkspaceFlag(cmd, g)
 	return cmd
@@ -167,9 +167,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if res.Message != "" {
 			fmt.Fprintln(opts.IO.Out, res.Message)
 		}
-		for i, e := range res.Events { // a fallback's buffered result
+		for i, e := range res.Events { // kept: a stream's last, a fallback's buffered result
 			if e.Invalid {
-				fmt.Fprintf(opts.IO.Err, "toolbox: event %d is invalid: %s\n", i+1, e.Error)
+				fmt.Fprintf(opts.IO.Err, "toolbox: event %d is invalid: %s\n", res.Elided+i+1, e.Error)
 			}
 		}
 		for _, e := range res.Invalid {
@@ -181,8 +181,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if err != nil {
 			fmt.Fprintf(opts.IO.Err, "error: %v\n", err)
 		}
-		if res.Elided > 0 {
-			fmt.Fprintf(opts.IO.Err, "toolbox: %d events; the result keeps the last %d\n", res.Elided+len(res.Events), len(res.Events))
+		// A stream's events were all printed as they came: nothing to say.
+		// A fallback capability's output was held until its backend was
+		// chosen (launcher.Result.Tried is set only then), and only the
+		// events kept were printed.
+		if res.Elided > 0 && res.Tried != nil {
+			fmt.Fprintf(opts.IO.Err, "toolbox: printed the last %d of %d events (a fallback capability's output is held until a backend serves it); --keep N holds more\n", len(res.Events), res.Elided+len(res.Events))
 		}
 		if res.TimedOut {
 			fmt.Fprintf(opts.IO.Err, "error: %s timed out after %s and was stopped%s\n", res.Tool, res.Elapsed.Round(time.Millisecond), reasonSuffix(res.Reason))

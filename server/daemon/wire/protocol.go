@@ -105,8 +105,8 @@ type Command struct {
 	// Name, optional, is [a-z0-9-]{1,63}; Label is free text.
 	Name  string `json:"name,omitempty"`
 	Label string `json:"label,omitempty"`
-	// Cwd is the working directory; the client sends an absolute one (the
-	// daemon's own working directory is not the caller's).
+	// Cwd is the working directory: absolute, or relative to the call's
+	// workspace; "" for the workspace (supervisor.Command.Cwd).
 	Cwd string `json:"cwd,omitempty"`
 	// Env holds variables added to the caller's environment.
 	Env map[string]string `json:"env,omitempty"`
