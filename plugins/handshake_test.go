@@ -1,6 +1,8 @@
 package plugins
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,14 +50,32 @@ func TestTailKeepsTheEnd(t *testing.T) {
 	}
 }
 
+// SocketBase is TMPDIR when the socket fits under it and others can
+// search it (a plugin run as another user reaches its socket), else /tmp.
 func TestSocketBaseIsShort(t *testing.T) {
+	open, err := os.MkdirTemp("", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(open) })
+	if err := os.Chmod(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	private := filepath.Join(open, "private")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("TMPDIR", "/"+strings.Repeat("x", 100))
 	if got := socketBase(""); got != "/tmp" {
 		t.Errorf("socketBase with a long TMPDIR = %q, want /tmp", got)
 	}
-	t.Setenv("TMPDIR", "/short")
-	if got := socketBase(""); got != "/short" {
-		t.Errorf("socketBase = %q, want /short", got)
+	t.Setenv("TMPDIR", open)
+	if got := socketBase(""); got != open {
+		t.Errorf("socketBase = %q, want %q", got, open)
+	}
+	t.Setenv("TMPDIR", private)
+	if got := socketBase(""); got != "/tmp" {
+		t.Errorf("socketBase with a 0700 TMPDIR = %q, want /tmp", got)
 	}
 	if got := socketBase("/given"); got != "/given" {
 		t.Errorf("socketBase(/given) = %q", got)
