@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/plugins"
 )
 
@@ -196,15 +197,8 @@ func TestRunRefusesBadArguments(t *testing.T) {
 // path (107 bytes and a NUL), whatever TMPDIR's length.
 func TestEnvironmentIsOnlyWhatWasGiven(t *testing.T) {
 	t.Setenv("TOOLBOX_HOST_SECRET", "leak")
-	root, err := os.MkdirTemp("", "e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
 	// Searchable by all, as /tmp: else SocketBase passes it over.
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root := testenv.OpenDir(t, "e")
 	for _, n := range []int{0, plugins.MaxSocketBase, plugins.MaxSocketBase + 1, 150} {
 		tmp := os.TempDir()
 		if n > 0 {
@@ -267,11 +261,7 @@ func pluginEnvironment(t *testing.T) string {
 // starts, with the limit and the fix; one of the longest length allowed
 // works.
 func TestLongSocketDir(t *testing.T) {
-	root, err := os.MkdirTemp("", "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	root := testenv.OpenDir(t, "s")
 	if len(root)+2 > plugins.MaxSocketBase {
 		t.Skipf("%s is too long to make a socket dir of %d bytes under it", root, plugins.MaxSocketBase)
 	}

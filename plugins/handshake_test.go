@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 func TestParseHandshake(t *testing.T) {
@@ -53,14 +55,7 @@ func TestTailKeepsTheEnd(t *testing.T) {
 // SocketBase is TMPDIR when the socket fits under it and others can
 // search it (a plugin run as another user reaches its socket), else /tmp.
 func TestSocketBaseIsShort(t *testing.T) {
-	open, err := os.MkdirTemp("", "b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(open) })
-	if err := os.Chmod(open, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	open := testenv.OpenDir(t, "b")
 	private := filepath.Join(open, "private")
 	if err := os.Mkdir(private, 0o700); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 
 	"golang.org/x/sys/unix"
 )
@@ -151,4 +152,21 @@ func unescapeMountinfo(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// OpenDir makes a fresh directory in os.TempDir() whose name starts with
+// prefix, mode 0755 (searchable by all, as the tests' TMPDIR of
+// RunWithTmp is), and removes it when t ends. Its path is short: the
+// TMPDIR and about 12 bytes.
+func OpenDir(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -15,14 +15,7 @@ func (f runFunc) Run() int { return f() }
 // caller's TMPDIR is private (mktemp -d makes it 0700), and one inside the
 // caller's TMPDIR when that is open to all.
 func TestRunWithTmpIsReachableByAll(t *testing.T) {
-	open, err := os.MkdirTemp("", "open")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(open) })
-	if err := os.Chmod(open, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	open := OpenDir(t, "open")
 	private := filepath.Join(open, "private")
 	if err := os.Mkdir(private, 0o700); err != nil {
 		t.Fatal(err)
