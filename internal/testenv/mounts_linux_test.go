@@ -7,6 +7,11 @@ import (
 	"testing"
 )
 
+// The tests run in a TMPDIR of their own, as every package's do: the
+// directories OpenDir makes are then open to all whatever the caller's
+// TMPDIR.
+func TestMain(m *testing.M) { os.Exit(RunWithTmp(m)) }
+
 type runFunc func() int
 
 func (f runFunc) Run() int { return f() }
