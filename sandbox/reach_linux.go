@@ -14,8 +14,8 @@ import (
 // cannot search a directory on the way to a path the start needs, which
 // would otherwise fail inside bwrap or the helper with a bare "Permission
 // denied" (a private TMPDIR, a tool kept in root's 0700 home). The paths:
-// the binary (when not executed from a checked descriptor, which needs no
-// path), the working directory and, under landlock and bwrap, the shared
+// the binary (except under None from a checked descriptor, which the
+// reaper executes with no path walk), the working directory and, under landlock and bwrap, the shared
 // tmp; under bwrap, which binds everything as that user, also the tool's
 // directory and every grant. Only mode bits are read: a directory with a
 // POSIX ACL is taken as searchable (the kernel decides then). It never
@@ -31,7 +31,7 @@ func checkReachable(s *Spec, c Command, m Mechanism) error {
 		self       bool // the path itself must be searchable (a directory entered)
 	}
 	var needs []need
-	if c.Exe == nil || m == Bwrap {
+	if c.Exe == nil || m != None {
 		needs = append(needs, need{"the tool's binary", c.Path, false})
 	}
 	if c.Dir != "" {

@@ -34,7 +34,16 @@ func TestRunAsUnreachableIsRefused(t *testing.T) {
 				if m == None {
 					spec.ToolDir = ""
 				}
-				p, err := Start(spec, Command{Path: filepath.Join(dir, bin), Dir: wd})
+				c := Command{Path: filepath.Join(dir, bin), Dir: wd}
+				if m != None {
+					// From its checked descriptor, as the launcher runs
+					// it: bwrap and the helper still walk the path.
+					exe, err := OpenExecutable(c.Path)
+					must(t, err)
+					defer exe.Close()
+					c.Exe = exe
+				}
+				p, err := Start(spec, c)
 				if err != nil {
 					return err
 				}
