@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,9 +40,9 @@ type Options struct {
 	// and quoted in errors.
 	Stderr io.Writer
 	// SocketDir is the directory under which go-plugin creates the plugin's
-	// socket directory. "" means os.TempDir() when that is short enough and
-	// /tmp otherwise: a unix socket path longer than 108 bytes breaks the
-	// handshake (NOTES.md).
+	// socket directory; "" means SocketBase(). The plugin's socket path
+	// must fit a unix socket address (108 bytes), so Start refuses a
+	// SocketDir longer than MaxSocketBase.
 	SocketDir string
 	// Exe, when set, is the plugin binary opened and checked by the caller
 	// (sandbox.OpenExecutable, for the path given to Start): the plugin is
@@ -91,6 +92,10 @@ func (o Options) Start(ctx context.Context, path string, spec *sandbox.Spec, env
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("starting plugin %q: %w", path, err)
 	}
+	base := socketBase(o.SocketDir)
+	if err := checkSocketBase(base); err != nil {
+		return nil, fmt.Errorf("starting plugin %q: %w", path, err)
+	}
 	timeout := o.StartTimeout
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
@@ -118,7 +123,7 @@ func (o Options) Start(ctx context.Context, path string, spec *sandbox.Spec, env
 		SkipHostEnv: true,
 		Managed:     true,
 		UnixSocketConfig: &plugin.UnixSocketConfig{
-			TempDir: socketBase(o.SocketDir),
+			TempDir: base,
 		},
 		RunnerFunc: func(_ hclog.Logger, gp *exec.Cmd, socketDir string) (runner.Runner, error) {
 			cmd, release, prep, err := pluginCmd(path, o.Exe, spec, socketDir, o.Dir, append(slices.Clone(env), gp.Env...))
@@ -294,22 +299,61 @@ func (c *Client) Kill() {
 	<-c.r.done
 }
 
-// socketBase picks the directory for go-plugin's socket directory.
 // SocketBase is the directory under which a plugin started with
 // Options.SocketDir "" gets its socket directory: go-plugin makes one
 // "plugin-dir*" directory there per start (mode 0700, a random name),
 // which the plugin's sandbox grants writable (sandbox.Spec.ForPlugin).
+// It is os.TempDir() when that is at most MaxSocketBase bytes long and
+// every directory on its path is searchable by all (a plugin run as
+// another user must reach its socket), else /tmp.
 func SocketBase() string { return socketBase("") }
+
+// The plugin's socket is <base>/plugin-dirN/pluginM, N and M each at most
+// 10 decimal digits (go-plugin names them with os.MkdirTemp and
+// os.CreateTemp), and a unix socket path holds at most 107 bytes (108
+// with its NUL, unix(7)); go-plugin binds the path itself, so it must fit.
+const (
+	maxSocketPath = 107
+	socketName    = len("/plugin") + 10
+	socketDirName = len("/plugin-dir") + 10
+	// MaxSocketDir is the longest socket directory (the plugin's
+	// PLUGIN_UNIX_SOCKET_DIR) whose socket path fits.
+	MaxSocketDir = maxSocketPath - socketName
+	// MaxSocketBase is the longest Options.SocketDir (or SocketBase)
+	// under which every socket path fits.
+	MaxSocketBase = MaxSocketDir - socketDirName
+)
 
 func socketBase(dir string) string {
 	if dir != "" {
 		return dir
 	}
-	// go-plugin adds "/plugin-dirNNNNNNNNN/pluginNNNNNNNNN" (about 40 bytes).
-	if t := os.TempDir(); len(t) <= 60 {
+	if t := os.TempDir(); len(t) <= MaxSocketBase && searchableByAll(t) {
 		return t
 	}
 	return "/tmp"
+}
+
+// checkSocketBase refuses a socket base too long for the socket path.
+func checkSocketBase(base string) error {
+	if len(base) > MaxSocketBase {
+		return fmt.Errorf("plugin socket directory %q is %d bytes long: the plugin's socket under it (+%d bytes) would exceed the %d bytes of a unix socket path; choose a directory of at most %d bytes", base, len(base), socketDirName+socketName, maxSocketPath, MaxSocketBase)
+	}
+	return nil
+}
+
+// searchableByAll reports whether every directory from / to dir grants
+// search (x) to others.
+func searchableByAll(dir string) bool {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == "/" || d == "." {
+			return true
+		}
+	}
 }
 
 // callError wraps a failed RPC. When the connection broke, it waits a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/plugins"
 )
 
@@ -189,8 +191,42 @@ func TestRunRefusesBadArguments(t *testing.T) {
 	}
 }
 
+// The plugin gets only the environment it was given, plus go-plugin's
+// PLUGIN_UNIX_SOCKET_DIR: a directory short enough that the socket
+// go-plugin binds in it ("plugin" and up to 10 digits) fits a unix socket
+// path (107 bytes and a NUL), whatever TMPDIR's length.
 func TestEnvironmentIsOnlyWhatWasGiven(t *testing.T) {
 	t.Setenv("TOOLBOX_HOST_SECRET", "leak")
+	// Searchable by all, as /tmp: else SocketBase passes it over.
+	root := testenv.OpenDir(t, "e")
+	for _, n := range []int{0, plugins.MaxSocketBase, plugins.MaxSocketBase + 1, 150} {
+		tmp := os.TempDir()
+		if n > 0 {
+			if pad := n - len(root) - 1; pad < 1 {
+				t.Logf("TMPDIR of %d bytes: %s is already too long", n, root)
+				continue
+			}
+			tmp = filepath.Join(root, strings.Repeat("t", n-len(root)-1))
+			if err := os.Mkdir(tmp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("TMPDIR", tmp)
+		}
+		socketDir := pluginEnvironment(t)
+		const socket = len("/plugin") + 10
+		if socketDir == "" || len(socketDir)+socket > 107 {
+			t.Errorf("TMPDIR of %d bytes: PLUGIN_UNIX_SOCKET_DIR = %q, %d bytes: its socket would not fit 107 bytes", len(tmp), socketDir, len(socketDir))
+		}
+		if want := len(tmp) <= plugins.MaxSocketBase; strings.HasPrefix(socketDir, tmp+"/") != want {
+			t.Errorf("TMPDIR of %d bytes: PLUGIN_UNIX_SOCKET_DIR = %q; under TMPDIR: %v, want %v", len(tmp), socketDir, !want, want)
+		}
+	}
+}
+
+// pluginEnvironment starts a plugin, checks the environment it sees and
+// returns its PLUGIN_UNIX_SOCKET_DIR, which must be gone once it is closed.
+func pluginEnvironment(t *testing.T) string {
+	t.Helper()
 	c, err := plugins.Start(ctxT(t), self(t), nil, []string{modeEnv + "=good", "GIVEN=1"})
 	if err != nil {
 		t.Fatal(err)
@@ -214,12 +250,34 @@ func TestEnvironmentIsOnlyWhatWasGiven(t *testing.T) {
 			socketDir = v
 		}
 	}
-	if socketDir == "" || len(socketDir) > 60 {
-		t.Fatalf("PLUGIN_UNIX_SOCKET_DIR = %q, want a short directory", socketDir)
-	}
 	closeAndCheck(t, c)
 	if _, err := os.Stat(socketDir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket directory %s left behind: %v", socketDir, err)
+	}
+	return socketDir
+}
+
+// A SocketDir too long for the socket path is refused before anything
+// starts, with the limit and the fix; one of the longest length allowed
+// works.
+func TestLongSocketDir(t *testing.T) {
+	root := testenv.OpenDir(t, "s")
+	if len(root)+2 > plugins.MaxSocketBase {
+		t.Skipf("%s is too long to make a socket dir of %d bytes under it", root, plugins.MaxSocketBase)
+	}
+	longest := filepath.Join(root, strings.Repeat("s", plugins.MaxSocketBase-len(root)-1))
+	if err := os.Mkdir(longest, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c, err := plugins.Options{SocketDir: longest}.Start(ctxT(t), self(t), nil, []string{modeEnv + "=good"})
+	if err != nil {
+		t.Fatalf("SocketDir of %d bytes: %v", len(longest), err)
+	}
+	closeAndCheck(t, c)
+	over := longest + "s"
+	_, err = plugins.Options{SocketDir: over}.Start(ctxT(t), self(t), nil, []string{modeEnv + "=good"})
+	if err == nil || !strings.Contains(err.Error(), over) || !strings.Contains(err.Error(), "107 bytes") || !strings.Contains(err.Error(), fmt.Sprintf("at most %d bytes", plugins.MaxSocketBase)) {
+		t.Errorf("SocketDir of %d bytes: %v, want a refusal naming it, the limit and the fix", len(over), err)
 	}
 }
 

@@ -1,8 +1,12 @@
 package plugins
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
 func TestParseHandshake(t *testing.T) {
@@ -48,14 +52,25 @@ func TestTailKeepsTheEnd(t *testing.T) {
 	}
 }
 
+// SocketBase is TMPDIR when the socket fits under it and others can
+// search it (a plugin run as another user reaches its socket), else /tmp.
 func TestSocketBaseIsShort(t *testing.T) {
+	open := testenv.OpenDir(t, "b")
+	private := filepath.Join(open, "private")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("TMPDIR", "/"+strings.Repeat("x", 100))
 	if got := socketBase(""); got != "/tmp" {
 		t.Errorf("socketBase with a long TMPDIR = %q, want /tmp", got)
 	}
-	t.Setenv("TMPDIR", "/short")
-	if got := socketBase(""); got != "/short" {
-		t.Errorf("socketBase = %q, want /short", got)
+	t.Setenv("TMPDIR", open)
+	if got := socketBase(""); got != open {
+		t.Errorf("socketBase = %q, want %q", got, open)
+	}
+	t.Setenv("TMPDIR", private)
+	if got := socketBase(""); got != "/tmp" {
+		t.Errorf("socketBase with a 0700 TMPDIR = %q, want /tmp", got)
 	}
 	if got := socketBase("/given"); got != "/given" {
 		t.Errorf("socketBase(/given) = %q", got)

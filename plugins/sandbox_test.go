@@ -90,14 +90,7 @@ func nobodyReadable(t *testing.T, bin string) (*sandbox.Identity, string) {
 	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.MkdirTemp("", "plugins-nobody")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(data) })
-	if err := os.Chmod(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	data := testenv.OpenDir(t, "plugins-nobody")
 	return &sandbox.Identity{UID: uid, GID: gid, Groups: []uint32{gid}}, data
 }
 

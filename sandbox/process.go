@@ -184,6 +184,9 @@ func prepareWith(spec *Spec, c Command, forStart bool, plan planner) (*prepared,
 	default:
 		return nil, fmt.Errorf("unknown sandbox mechanism %q", m)
 	}
+	if err := checkReachable(s, c, m); err != nil {
+		return nil, err
+	}
 	lp, err := plan(s, m)
 	if err != nil {
 		return nil, err

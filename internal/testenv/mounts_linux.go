@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,11 +23,18 @@ import (
 // 1777 as /tmp (so
 // that os.TempDir(), t.TempDir() and the shared tmps toolbox makes all lie
 // there), then detaches every mount under that directory and removes it.
-// It returns m.Run's exit code, or 1 when the directory cannot be made or
-// cleaned up (saying why on stderr). Call it last in TestMain:
-// os.Exit(testenv.RunWithTmp(m)).
+// Tests run tools as nobody, which must reach that directory: it is made
+// in the caller's TMPDIR when every directory on its path is searchable
+// by all, else in /tmp (a private TMPDIR, such as mktemp -d makes, is
+// left alone). It returns m.Run's exit code, or 1 when the directory
+// cannot be made or cleaned up (saying why on stderr). Call it last in
+// TestMain: os.Exit(testenv.RunWithTmp(m)).
 func RunWithTmp(m interface{ Run() int }) int {
-	dir, err := os.MkdirTemp("", "toolbox-test-")
+	base := os.TempDir()
+	if !SearchableByAll(base) {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "toolbox-test-")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "making the test's TMPDIR: %v\n", err)
 		return 1
@@ -50,6 +58,25 @@ func RunWithTmp(m interface{ Run() int }) int {
 		code = 1
 	}
 	return code
+}
+
+// SearchableByAll reports whether every directory from / to dir grants
+// search (x) to others, so that any user (nobody) can reach what lies
+// in dir.
+func SearchableByAll(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == "/" {
+			return true
+		}
+	}
 }
 
 // DetachMounts detaches (umount2 with MNT_DETACH) every mount whose mount
@@ -125,4 +152,21 @@ func unescapeMountinfo(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// OpenDir makes a fresh directory in os.TempDir() whose name starts with
+// prefix, mode 0755 (searchable by all, as the tests' TMPDIR of
+// RunWithTmp is), and removes it when t ends. Its path is short: the
+// TMPDIR and about 12 bytes.
+func OpenDir(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -87,38 +87,3 @@ func clearStaleSocket(path string) error {
 	}
 	return nil
 }
-
-// bindSocket binds a listening socket at path, mode 0600. It binds under
-// a temporary name and renames it into place, so that path only ever
-// names a socket that listens, with its final mode.
-func bindSocket(path string) (*net.UnixListener, fs.FileInfo, error) {
-	tmp := fmt.Sprintf("%s.%d", path, os.Getpid())
-	_ = os.Remove(tmp)
-	addr, closeDir, err := wire.UnixPath(tmp)
-	if err != nil {
-		return nil, nil, err
-	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
-	closeDir()
-	if err != nil {
-		return nil, nil, fmt.Errorf("listening on %s: %w", path, err)
-	}
-	ln.SetUnlinkOnClose(false)
-	fail := func(err error) (*net.UnixListener, fs.FileInfo, error) {
-		ln.Close()
-		os.Remove(tmp)
-		return nil, nil, err
-	}
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		return fail(fmt.Errorf("making the socket private: %w", err))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(fmt.Errorf("placing the socket at %s: %w", path, err))
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		ln.Close()
-		return nil, nil, fmt.Errorf("checking the socket: %w", err)
-	}
-	return ln, fi, nil
-}

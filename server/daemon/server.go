@@ -90,7 +90,7 @@ func Listen(opts Options) (*Server, error) {
 		pidf.Close()
 		return nil, err
 	}
-	ln, fi, err := bindSocket(socket)
+	ln, fi, err := wire.Listen(socket)
 	if err != nil {
 		pidf.Close()
 		return nil, err

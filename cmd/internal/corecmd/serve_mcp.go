@@ -18,6 +18,7 @@ import (
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/probe/pluginprobe"
 	"github.com/toolbox-dev/toolbox/runspec"
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 	"github.com/toolbox-dev/toolbox/server/mcpserver"
 )
 
@@ -99,15 +100,19 @@ func serveMCPHTTP(ctx context.Context, opts *ServeOptions, stateDir, lockPath st
 	if opts.MCPUnix {
 		path := filepath.Join(stateDir, MCPSocketName)
 		_ = os.Remove(path) // the daemon's flock says no other daemon owns this state dir
-		ln, err := net.Listen("unix", path)
+		// wire.Listen reaches a path too long for a sockaddr_un through
+		// its directory, as serve.sock is reached.
+		ln, fi, err := wire.Listen(path)
 		if err != nil {
 			shutdown()
 			return nil, fmt.Errorf("--mcp-unix: %w", err)
 		}
-		if err := os.Chmod(path, 0o600); err != nil {
-			ln.Close()
-			shutdown()
-			return nil, fmt.Errorf("--mcp-unix: %w", err)
+		stopHTTP := shutdown
+		shutdown = func() {
+			stopHTTP()
+			if now, err := os.Lstat(path); err == nil && os.SameFile(now, fi) {
+				os.Remove(path)
+			}
 		}
 		uid := os.Getuid()
 		serve(ln, mcpserver.HTTPGuard{Origins: opts.MCPAllowOrigins, PeerUID: &uid})

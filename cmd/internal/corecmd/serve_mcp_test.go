@@ -2,6 +2,7 @@ package corecmd
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -11,13 +12,28 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
 // TestServeMCPUnix: serve --mcp-unix also serves MCP over streamable HTTP
 // on <state dir>/mcp.sock (mode 0600); a client there lists the tools and
-// runs a background command through the shared supervisor.
+// runs a background command through the shared supervisor. A state dir
+// whose mcp.sock is longer than a sockaddr_un holds (108 bytes) works as
+// serve.sock does there, and the socket is removed when serve stops.
 func TestServeMCPUnix(t *testing.T) {
+	for _, long := range []bool{false, true} {
+		t.Run(map[bool]string{false: "short", true: "long-state-dir"}[long], func(t *testing.T) {
+			testServeMCPUnix(t, long)
+		})
+	}
+}
+
+func testServeMCPUnix(t *testing.T, long bool) {
 	g, errb := serveGlobals(t, true)
+	if long {
+		g.StateDir = filepath.Join(g.StateDir, strings.Repeat("s", 110))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	opts := &ServeOptions{Globals: g, MCPUnix: true, Signals: func(context.Context) (context.Context, context.CancelFunc) {
@@ -26,22 +42,11 @@ func TestServeMCPUnix(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- serveRun(context.Background(), opts) }()
 	sock := filepath.Join(g.StateDir, MCPSocketName)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if fi, err := os.Stat(sock); err == nil {
-			if fi.Mode().Perm() != 0o600 {
-				t.Errorf("mcp.sock mode %v, want 0600", fi.Mode().Perm())
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s (stderr %q)", sock, errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	fi := waitMCPSocket(t, sock, done, errb)
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mcp.sock mode %v, want 0600", fi.Mode().Perm())
 	}
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
+	hc := unixHTTPClient(sock)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://toolbox/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
 	if err != nil {
@@ -72,6 +77,44 @@ func TestServeMCPUnix(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not exit")
 	}
+	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s left behind: %v", sock, err)
+	}
+}
+
+// waitMCPSocket waits for serve's mcp.sock at sock and returns its
+// FileInfo. It fails at once, with serve's error and stderr, when serve
+// (running until it sends on done) exits first, and after 10 s otherwise.
+func waitMCPSocket(t *testing.T, sock string, done <-chan error, errb *lockedBuffer) os.FileInfo {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if fi, err := os.Stat(sock); err == nil {
+			return fi
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve exited before %s appeared: %v (stderr %q)", sock, err, errb.String())
+		case <-deadline:
+			t.Fatalf("no %s after 10s (stderr %q)", sock, errb.String())
+		case <-tick.C:
+		}
+	}
+}
+
+// unixHTTPClient is an HTTP client of the server on the unix socket sock,
+// reached as toolbox reaches a path too long for a sockaddr_un.
+func unixHTTPClient(sock string) *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		addr, closeDir, err := wire.UnixPath(sock)
+		if err != nil {
+			return nil, err
+		}
+		defer closeDir()
+		return (&net.Dialer{}).DialContext(ctx, "unix", addr)
+	}}}
 }
 
 // TestServeMCPHTTPLoopbackOnly: a non-loopback --mcp-http is refused.

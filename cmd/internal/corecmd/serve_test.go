@@ -110,7 +110,11 @@ func TestServeLifecycle(t *testing.T) {
 		} else if time.Now().After(deadline) {
 			t.Fatalf("the daemon did not answer: %v (stderr %q)", err, errb.String())
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case err := <-done:
+			t.Fatalf("serve exited before it answered: %v (stderr %q)", err, errb.String())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	st, err := c.RunCommand(context.Background(), wire.Request{Session: "s", WaitMS: -1, Command: &wire.Command{Cmd: "sleep 30", Name: "nap"}})
 	if err != nil || st.Status != supervisor.StateRunning {

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -214,17 +212,8 @@ func TestServeStopCancelsMCPCallsInFlight(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- serveRun(context.Background(), opts) }()
 	sock := filepath.Join(g.StateDir, MCPSocketName)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s", sock)
-		}
-	}
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
+	waitMCPSocket(t, sock, done, g.IO.Err.(*lockedBuffer))
+	hc := unixHTTPClient(sock)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://toolbox/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -50,13 +50,15 @@ func NewClient(stateDir string) *Client { return &Client{Socket: SocketPath(stat
 // the daemon's side); other errors for a broken connection.
 func (c *Client) Call(ctx context.Context, req Request, out any) error {
 	addr, closeDir, err := UnixPath(c.Socket)
-	if err != nil {
-		return err
+	var conn net.Conn
+	if err == nil {
+		var d net.Dialer
+		conn, err = d.DialContext(ctx, "unix", addr)
+		closeDir()
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", addr)
-	closeDir()
 	if err != nil {
+		// A missing state dir (a long path is opened, a short one
+		// dialled) means no daemon either: ENOENT both ways.
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()

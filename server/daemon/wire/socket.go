@@ -2,6 +2,8 @@ package wire
 
 import (
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 )
@@ -59,7 +61,45 @@ func UnixPath(path string) (addr string, close func(), err error) {
 	addr = fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path))
 	if len(addr) > maxSocketPath {
 		dir.Close()
-		return "", func() {}, fmt.Errorf("socket path %q is too long (%d bytes, at most %d)", path, len(path), maxSocketPath)
+		return "", func() {}, fmt.Errorf("socket path %q is too long: %d bytes, and even its name %q is over the %d bytes of a unix socket address; use a shorter directory or name", path, len(path), filepath.Base(path), maxSocketPath)
 	}
 	return addr, func() { dir.Close() }, nil
+}
+
+// Listen binds a listening unix socket at path, mode 0600, whatever the
+// path's length (UnixPath). It binds under a temporary name beside it
+// (path.PID) and renames that into place, so that path only ever names a
+// socket that listens, with its final mode. The listener does not remove
+// path when closed (its bound name is a /proc/self/fd path when path is
+// long): the caller removes path, if it is still the file fi describes.
+func Listen(path string) (*net.UnixListener, fs.FileInfo, error) {
+	tmp := fmt.Sprintf("%s.%d", path, os.Getpid())
+	_ = os.Remove(tmp)
+	addr, closeDir, err := UnixPath(tmp)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
+	closeDir()
+	if err != nil {
+		return nil, nil, fmt.Errorf("listening on %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(false)
+	fail := func(err error) (*net.UnixListener, fs.FileInfo, error) {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, nil, err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return fail(fmt.Errorf("making the socket private: %w", err))
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fail(fmt.Errorf("placing the socket at %s: %w", path, err))
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		ln.Close()
+		return nil, nil, fmt.Errorf("checking the socket: %w", err)
+	}
+	return ln, fi, nil
 }

@@ -78,3 +78,20 @@ func TestUnixPath(t *testing.T) {
 		t.Error("a long path in a missing directory: no error")
 	}
 }
+
+// A state dir that does not exist means no daemon, whether its socket
+// path is short enough to dial or long enough to need its directory
+// opened first: both get the usual "no daemon" error and its fix.
+func TestMissingStateDirIsNoDaemon(t *testing.T) {
+	base := t.TempDir()
+	for _, dir := range []string{
+		filepath.Join(base, "missing"),
+		filepath.Join(base, strings.Repeat("d", 110), "missing"),
+	} {
+		err := NewClient(dir).Call(context.Background(), Request{Op: OpPing}, nil)
+		var nd *NoDaemonError
+		if !errors.As(err, &nd) || !errors.Is(err, ErrNoDaemon) || nd.Socket != SocketPath(dir) {
+			t.Errorf("state dir %d bytes long: %v, want a *NoDaemonError naming %s", len(dir), err, SocketPath(dir))
+		}
+	}
+}
