@@ -457,14 +457,7 @@ func TestSwapBetweenOpenAndStart(t *testing.T) {
 func TestPoolServerKilledBetweenCalls(t *testing.T) {
 	const secret = "sk-0123456789abcdef"
 	lockPath, l := fixture(t, "-stderr", "booting with key "+secret)
-	var mu sync.Mutex
-	var lines []string
-	p := NewPool(mcpbackend.Launch{}, func(f string, args ...any) {
-		mu.Lock()
-		lines = append(lines, fmt.Sprintf(f, args...))
-		mu.Unlock()
-	})
-	defer p.Close()
+	p, logged := loggingPool(t)
 	c := call(lockPath, l, "", "s")
 	c.Redactor = launcher.NewRedactor([]string{secret})
 	first := pidOf(t, p, c)
@@ -480,9 +473,7 @@ func TestPoolServerKilledBetweenCalls(t *testing.T) {
 	if second == first {
 		t.Fatalf("the killed server %d was not replaced", first)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	all := strings.Join(lines, "\n")
+	all := logged()
 	if strings.Contains(all, secret) || !strings.Contains(all, "booting with key "+launcher.Redacted) {
 		t.Errorf("logs quote the killed server's stderr unredacted, or not at all:\n%s", all)
 	}
@@ -811,14 +802,7 @@ func TestPoolLogsDriftRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.MCPServers["fake"].Command = []string{l.MCPServers["fake"].Command[0], "-quiet", "-drift-after-call", leaky, filepath.Join(dir, "tools.json")}
-	var mu sync.Mutex
-	var lines []string
-	p := NewPool(mcpbackend.Launch{}, func(f string, args ...any) {
-		mu.Lock()
-		lines = append(lines, fmt.Sprintf(f, args...))
-		mu.Unlock()
-	})
-	defer p.Close()
+	p, logged := loggingPool(t)
 	c := call(lockPath, l, "echo", "s")
 	c.Redactor = launcher.NewRedactor([]string{secret})
 	ctx := context.Background()
@@ -828,11 +812,27 @@ func TestPoolLogsDriftRedacted(t *testing.T) {
 	if _, _, err := p.CallMCP(ctx, c); err == nil {
 		t.Fatal("the call after the change was served")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	all := strings.Join(lines, "\n")
+	all := logged()
 	if strings.Contains(all, secret) || !strings.Contains(all, `"Echo" -> "Echo with key `+launcher.Redacted) {
 		t.Errorf("the drift is logged unredacted, or not at all:\n%s", all)
+	}
+}
+
+// loggingPool is a pool whose log lines logged returns, joined by
+// newlines; it is closed when the test ends.
+func loggingPool(t *testing.T) (p *Pool, logged func() string) {
+	var mu sync.Mutex
+	var lines []string
+	p = NewPool(mcpbackend.Launch{}, func(f string, args ...any) {
+		mu.Lock()
+		lines = append(lines, fmt.Sprintf(f, args...))
+		mu.Unlock()
+	})
+	t.Cleanup(p.Close)
+	return p, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(lines, "\n")
 	}
 }
 
