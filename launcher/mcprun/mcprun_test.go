@@ -85,14 +85,7 @@ func fixtureOf(t *testing.T, tools string, args ...string) (lockPath string, l *
 	}
 	write("tools.json", tools)
 	write("changed.json", "["+changedEcho+","+pidTool+"]")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := manifest.HashFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
+	self, sum := testBinary(t)
 	l = manifest.New()
 	l.MCPServers = map[string]*manifest.MCPServer{"fake": {
 		Command: append(append([]string{self}, args...), filepath.Join(dir, "tools.json")), SHA256: sum,
@@ -662,14 +655,7 @@ func confinedLock(t *testing.T, name string, m sandbox.Mechanism, dir string, en
 	if err := os.WriteFile(tools, []byte("["+echoTool+"]"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := manifest.HashFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
+	self, sum := testBinary(t)
 	l := manifest.New()
 	srv := &manifest.MCPServer{
 		Command: []string{self, tools}, SHA256: sum, Platform: manifest.Platform(), Mechanism: string(m), Env: env,
@@ -816,6 +802,20 @@ func TestPoolLogsDriftRedacted(t *testing.T) {
 	if strings.Contains(all, secret) || !strings.Contains(all, `"Echo" -> "Echo with key `+launcher.Redacted) {
 		t.Errorf("the drift is logged unredacted, or not at all:\n%s", all)
 	}
+}
+
+// testBinary is the path of the test binary (mcpfake's server) and its
+// sha256, as a lock pins a server.
+func testBinary(t *testing.T) (path, sum string) {
+	t.Helper()
+	path, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err = manifest.HashFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path, sum
 }
 
 // loggingPool is a pool whose log lines logged returns, joined by
