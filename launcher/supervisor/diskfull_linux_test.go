@@ -119,9 +119,11 @@ func TestDiskFullStartsAreRefusedAndRecordsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	testenv.Eventually(t, 10*time.Second, "the command to finish", func() bool {
-		st, _ := s.Status(ctx, "sess", quick.Process, 0)
-		return st.Done
+	// Status says Done as soon as the state is final in memory; the final
+	// record is written right after it (finish), so the disk is what is
+	// waited for.
+	testenv.Eventually(t, 10*time.Second, "the command's final record", func() bool {
+		return recordStates(t, state)[quick.Process] == StateFailed
 	})
 	want := map[string]State{svc.Process: StateStopped, job.Process: StateStopped, quick.Process: StateFailed}
 	got := recordStates(t, state)
