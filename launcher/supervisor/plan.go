@@ -190,7 +190,7 @@ func planTool(in planInput) (*toolPlan, error) {
 // mechanism "none" (it is never run unconfined).
 func startable(name string, t *manifest.Tool) error {
 	if t.Kind != manifest.KindExec {
-		return fmt.Errorf("tool %q is a %q tool; only exec tools can be started: %w", name, t.Kind, ErrNotStartable)
+		return fmt.Errorf("tool %q is a %s tool, and the daemon starts exec tools only; run it with `toolbox run %s` (a stream's events print as they come): %w", name, t.Kind, name, ErrNotStartable)
 	}
 	d := t.Describe
 	if m := d.Mode(); m != protocol.ProcessService && m != protocol.ProcessStream {

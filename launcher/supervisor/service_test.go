@@ -461,3 +461,12 @@ func TestReadyLineTooLongIsNoMatch(t *testing.T) {
 		t.Errorf("status of honest: notes %q, want the long line noted", st.Notes)
 	}
 }
+
+// A plugin tool (the default toolbox's walk stream) is refused with the
+// command that runs it.
+func TestStartablePluginNamesTheFix(t *testing.T) {
+	err := startable("walk", &manifest.Tool{Kind: manifest.KindPlugin})
+	if !errors.Is(err, ErrNotStartable) || !strings.Contains(err.Error(), "`toolbox run walk`") {
+		t.Errorf("startable(plugin) = %v, want ErrNotStartable naming `toolbox run walk`", err)
+	}
+}

@@ -85,7 +85,7 @@ stop does: SIGINT to its process group, then SIGKILL after a grace.`,
 	f.DurationVar(&opts.Timeout, "timeout", 0, "stop the command after this long, e.g. 10m (default: no limit)")
 	f.DurationVar(&opts.Wait, "wait", supervisor.DefaultWait, "wait up to this long for it to finish (0 answers at once; capped at 30s)")
 	addDaemonFlags(cmd, &opts.DaemonOptions)
-	AddWorkspaceFlag(cmd, g)
+	AddDaemonWorkspaceFlag(cmd, g)
 	return cmd
 }
 

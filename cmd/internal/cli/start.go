@@ -61,7 +61,7 @@ processes.`,
 	f := cmd.Flags()
 	opts.addFlags(f)
 	addDaemonFlags(cmd, &opts.DaemonOptions)
-	AddWorkspaceFlag(cmd, g)
+	AddDaemonWorkspaceFlag(cmd, g)
 	return cmd
 }
 

@@ -12,9 +12,20 @@ import (
 // takes it.
 const workspaceUsage = "the project directory the tools work on: what {workspace} names in their sandbox (default $TOOLBOX_WORKSPACE, else the toolbox file's workspace, else the current directory)"
 
+// daemonWorkspaceUsage is the help of --workspace on the commands the
+// daemon carries out (start, processes run): without one, the workspace
+// the daemon was started with applies, not this command's directory.
+const daemonWorkspaceUsage = "the project directory the tools work on: what {workspace} names in their sandbox (default $TOOLBOX_WORKSPACE, else the daemon's workspace)"
+
 // AddWorkspaceFlag adds --workspace DIR to cmd, into g.Workspace.
 func AddWorkspaceFlag(cmd *cobra.Command, g *Globals) {
 	cmd.Flags().StringVar(&g.Workspace, "workspace", "", workspaceUsage)
+}
+
+// AddDaemonWorkspaceFlag is AddWorkspaceFlag for a command the daemon
+// carries out.
+func AddDaemonWorkspaceFlag(cmd *cobra.Command, g *Globals) {
+	cmd.Flags().StringVar(&g.Workspace, "workspace", "", daemonWorkspaceUsage)
 }
 
 // ChosenWorkspace is --workspace, else $TOOLBOX_WORKSPACE, made absolute

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolbox-dev/toolbox/runspec"
@@ -74,4 +75,20 @@ type fakeCaller struct{ reqs []wire.Request }
 func (f *fakeCaller) Call(_ context.Context, req wire.Request, _ any) error {
 	f.reqs = append(f.reqs, req)
 	return nil
+}
+
+// --workspace's help says what applies without it: for run, the toolbox
+// file's workspace, else the current directory; for what the daemon
+// carries out, the daemon's workspace.
+func TestWorkspaceFlagHelp(t *testing.T) {
+	for path, want := range map[string]string{"run": "else the current directory", "start": "else the daemon's workspace", "processes run": "else the daemon's workspace"} {
+		g, _, _ := testGlobals()
+		cmd, _, err := NewRoot(g).Find(strings.Fields(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := cmd.Flags().Lookup("workspace"); f == nil || !strings.Contains(f.Usage, want) {
+			t.Errorf("%s --workspace help lacks %q", path, want)
+		}
+	}
 }

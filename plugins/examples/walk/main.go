@@ -196,7 +196,7 @@ func (o walkOptions) walk(ctx context.Context, out sdk.Emitter) error {
 		return out.Emit(describeFile(p, filepath.ToSlash(rel)))
 	})
 	if errors.Is(err, errEnough) {
-		return fmt.Errorf("stopped after %d files (max_files): narrow the walk with glob or a subdirectory", o.maxFiles)
+		return fmt.Errorf("stopped at max_files (%d): narrow the walk with glob or a subdirectory", o.maxFiles)
 	}
 	if err != nil {
 		return fmt.Errorf("walking %q: %w", o.root, err)

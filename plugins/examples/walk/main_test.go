@@ -101,7 +101,7 @@ func TestWalkOptions(t *testing.T) {
 		{args: map[string]any{"path": dir, "glob": "*.go"}, paths: "a.go sub/c.go"},
 		{args: map[string]any{"path": dir, "all": true, "glob": "*"}, paths: ".cache/x.go .env a.go b.txt empty logo.png sub/c.go sub/deep/d.txt"},
 		{args: map[string]any{"path": filepath.Join(dir, "sub")}, paths: "c.go deep/d.txt"},
-		{args: map[string]any{"path": dir, "max_files": 2}, paths: "a.go b.txt", code: 1, err: "stopped after 2 files"},
+		{args: map[string]any{"path": dir, "max_files": 2}, paths: "a.go b.txt", code: 1, err: "stopped at max_files (2)"},
 		{args: map[string]any{"path": dir, "max_files": 0}, code: 2, err: "max_files must be a positive integer"},
 		{args: map[string]any{"path": dir, "glob": "[", "max_files": 2}, code: 2, err: "not a valid pattern"},
 		{args: map[string]any{"path": filepath.Join(dir, "a.go")}, code: 1, err: "is not a directory: use read_file"},
