@@ -47,7 +47,7 @@ tool "trivial_landlock" { path = "tools/trivial_landlock" }
 H
 if "$work/toolbox" lock -f "$work/tb/sandboxed.hcl" 2>/dev/null && "$work/toolbox" lock -f "$work/tb/landlock.hcl" 2>/dev/null; then
   echo
-  echo "== sandbox start-up cost (targets: landlock adds < 3 ms, bwrap < 15 ms at the median)"
+  echo "== sandbox start-up cost (targets at the median: landlock adds < 3 ms, bwrap < 15 ms over none)"
   measure "$work/ratio" -n "$runs" \
     none "$work/toolbox run -f $work/tb/sandboxed.hcl trivial" \
     landlock "$work/toolbox run -f $work/tb/landlock.hcl trivial_landlock" \
@@ -76,7 +76,8 @@ fi
 
 # Stream throughput: a stream tool that prints 200000 small jsonl events,
 # each validated against its schema, through toolbox run (plain output,
-# every event printed as it arrives) against cat of the same bytes.
+# every event printed as it arrives) against bench/streamfloor, which reads
+# the same lines and validates each against the same compiled schema.
 stream_toolbox "$work/stream"
 "$work/toolbox" lock -f "$work/stream/toolbox.hcl" 2>/dev/null
 echo
@@ -107,7 +108,7 @@ for n in 1 1000; do
 done
 echo
 echo "== toolbox run of one command: a tool of 1000 commands vs one of 1 (target: <= 1.5x; lock of 1000: $(wc -c < "$work/cmds1000/toolbox.lock.json") bytes)"
-"$work/ratio" -n "$runs" \
+measure "$work/ratio" -n "$runs" \
   one-command "$work/toolbox run -f $work/cmds1/toolbox.hcl multi.c0 --args {\"path\":\"x\"}" \
   of-1000 "$work/toolbox run -f $work/cmds1000/toolbox.hcl multi.c500 --args {\"path\":\"x\"}"
 
@@ -127,7 +128,7 @@ T
 } > "$work/many/toolbox.hcl"
 echo
 echo "== toolbox lock of 64 tools with 100 ms probes (target: < 1.5 s; serial would be 6.4 s)"
-best=""
+echo "\$ $work/toolbox lock -f $work/many/toolbox.hcl   (three times)"
 for i in 1 2 3; do
   start=$(date +%s%N)
   "$work/toolbox" lock -f "$work/many/toolbox.hcl" 2>/dev/null
