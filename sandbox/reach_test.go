@@ -74,3 +74,55 @@ func TestRunAsUnreachableIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// A symlink in a directory open to all, pointing into one the run_as user
+// cannot search, is refused like the private directory itself: os.Stat of
+// the link shows its target's open mode, but the kernel walks the
+// target's directories too (and would fail with a bare errno 13). Twin: a
+// link to an open directory runs.
+func TestRunAsUnreachableThroughSymlinkIsRefused(t *testing.T) {
+	requireRoot(t)
+	top := t.TempDir()
+	must(t, os.Chmod(filepath.Dir(top), 0o755))
+	must(t, os.Chmod(top, 0o755))
+	private := filepath.Join(top, "private")
+	hidden := filepath.Join(private, "bin")
+	open := filepath.Join(top, "open")
+	for _, d := range []string{private, hidden, open} {
+		must(t, os.Mkdir(d, 0o755))
+	}
+	must(t, os.Chmod(private, 0o700))
+	copyFile(t, truePath(t), filepath.Join(hidden, "true"), 0o755)
+	copyFile(t, truePath(t), filepath.Join(open, "true"), 0o755)
+	links := filepath.Join(top, "links")
+	must(t, os.Mkdir(links, 0o755))
+	must(t, os.Symlink(hidden, filepath.Join(links, "private")))
+	must(t, os.Symlink(open, filepath.Join(links, "open")))
+	nobody := &Identity{UID: 65534, GID: 65534, Groups: []uint32{65534}}
+	for _, m := range []Mechanism{None, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			start := func(dir string) error {
+				spec := pin(&Spec{Mechanism: m, RunAs: nobody})
+				if m != None {
+					spec.ToolDir = dir
+				}
+				p, err := Start(spec, Command{Path: filepath.Join(dir, "true")})
+				if err != nil {
+					return err
+				}
+				if code, err := p.Wait(); err != nil || code != 0 {
+					t.Errorf("%s as nobody: exit %d, %v", dir, code, err)
+				}
+				return nil
+			}
+			if err := start(filepath.Join(links, "open")); err != nil {
+				t.Fatalf("through a link to an open directory: %v", err)
+			}
+			r := wantRefusal(t, start(filepath.Join(links, "private")), FieldRunAs)
+			if !strings.Contains(r.Error(), private) || !strings.Contains(r.Fix, "chmod o+x "+private) {
+				t.Errorf("through a link into a private directory: %v (fix %q); want %s named", r, r.Fix, private)
+			}
+		})
+	}
+}
