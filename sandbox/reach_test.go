@@ -14,10 +14,7 @@ import (
 // Permission denied") or the helper (errno 13). Twin: the same tool in a
 // directory open to all runs as nobody.
 func TestRunAsUnreachableIsRefused(t *testing.T) {
-	requireRoot(t)
-	top := t.TempDir()
-	must(t, os.Chmod(filepath.Dir(top), 0o755))
-	must(t, os.Chmod(top, 0o755))
+	top := openTop(t)
 	open := filepath.Join(top, "open")
 	private := filepath.Join(top, "private")
 	must(t, os.Mkdir(open, 0o755))
@@ -81,10 +78,7 @@ func TestRunAsUnreachableIsRefused(t *testing.T) {
 // target's directories too (and would fail with a bare errno 13). Twin: a
 // link to an open directory runs.
 func TestRunAsUnreachableThroughSymlinkIsRefused(t *testing.T) {
-	requireRoot(t)
-	top := t.TempDir()
-	must(t, os.Chmod(filepath.Dir(top), 0o755))
-	must(t, os.Chmod(top, 0o755))
+	top := openTop(t)
 	private := filepath.Join(top, "private")
 	hidden := filepath.Join(private, "bin")
 	open := filepath.Join(top, "open")
@@ -125,4 +119,15 @@ func TestRunAsUnreachableThroughSymlinkIsRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openTop is a fresh directory (mode 0755, as its parent) that any user
+// may search, nobody included: the
+// run_as tests make their private directories inside it. It needs root.
+func openTop(t *testing.T) string {
+	requireRoot(t)
+	top := t.TempDir()
+	must(t, os.Chmod(filepath.Dir(top), 0o755))
+	must(t, os.Chmod(top, 0o755))
+	return top
 }
