@@ -62,10 +62,13 @@ func checkReachable(s *Spec, c Command, m Mechanism) error {
 		}
 		d, fi := unsearchable(dir, id)
 		if d == "" {
-			// A symlink on the way leads the kernel through its
-			// target's directories too, which the walk above only
-			// saw through os.Stat of the link itself.
-			if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+			// A symlink on the way, or the path itself one, leads the
+			// kernel through its target's directories too, which the
+			// walk above only saw through os.Stat of the link.
+			if real, err := filepath.EvalSymlinks(n.path); err == nil && real != filepath.Clean(n.path) {
+				if !n.self {
+					real = filepath.Dir(real)
+				}
 				d, fi = unsearchable(real, id)
 			}
 		}

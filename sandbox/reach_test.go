@@ -92,16 +92,22 @@ func TestRunAsUnreachableThroughSymlinkIsRefused(t *testing.T) {
 	must(t, os.Mkdir(links, 0o755))
 	must(t, os.Symlink(hidden, filepath.Join(links, "private")))
 	must(t, os.Symlink(open, filepath.Join(links, "open")))
+	// The binary itself a link, in a directory open to all.
+	must(t, os.Symlink(filepath.Join(hidden, "true"), filepath.Join(open, "linked")))
 	nobody := &Identity{UID: 65534, GID: 65534, Groups: []uint32{65534}}
 	for _, m := range []Mechanism{None, Landlock} {
 		t.Run(string(m), func(t *testing.T) {
 			requireMechanism(t, m)
-			start := func(dir string) error {
+			start := func(dir string, name ...string) error {
+				bin := "true"
+				if len(name) > 0 {
+					bin = name[0]
+				}
 				spec := pin(&Spec{Mechanism: m, RunAs: nobody})
 				if m != None {
 					spec.ToolDir = dir
 				}
-				p, err := Start(spec, Command{Path: filepath.Join(dir, "true")})
+				p, err := Start(spec, Command{Path: filepath.Join(dir, bin)})
 				if err != nil {
 					return err
 				}
@@ -113,9 +119,14 @@ func TestRunAsUnreachableThroughSymlinkIsRefused(t *testing.T) {
 			if err := start(filepath.Join(links, "open")); err != nil {
 				t.Fatalf("through a link to an open directory: %v", err)
 			}
-			r := wantRefusal(t, start(filepath.Join(links, "private")), FieldRunAs)
-			if !strings.Contains(r.Error(), private) || !strings.Contains(r.Fix, "chmod o+x "+private) {
-				t.Errorf("through a link into a private directory: %v (fix %q); want %s named", r, r.Fix, private)
+			for what, err := range map[string]error{
+				"through a link into a private directory":      start(filepath.Join(links, "private")),
+				"a binary that links into a private directory": start(open, "linked"),
+			} {
+				r := wantRefusal(t, err, FieldRunAs)
+				if !strings.Contains(r.Error(), private) || !strings.Contains(r.Fix, "chmod o+x "+private) {
+					t.Errorf("%s: %v (fix %q); want %s named", what, r, r.Fix, private)
+				}
 			}
 		})
 	}
