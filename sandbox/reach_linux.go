@@ -18,7 +18,8 @@ import (
 // reaper executes with no path walk), the working directory and, under landlock and bwrap, the shared
 // tmp; under bwrap, which binds everything as that user, also the tool's
 // directory and every grant. Only mode bits are read: a directory with a
-// POSIX ACL is taken as searchable (the kernel decides then). It never
+// POSIX ACL is taken as searchable (the kernel decides then). A path
+// through a symlink is checked along its link and along its target. It never
 // grants anything: it only turns a failure the kernel would cause into a
 // refusal that names the path, the user and the fix.
 func checkReachable(s *Spec, c Command, m Mechanism) error {
@@ -59,7 +60,19 @@ func checkReachable(s *Spec, c Command, m Mechanism) error {
 		if n.self {
 			dir = filepath.Clean(n.path)
 		}
-		if d, fi := unsearchable(dir, id); d != "" {
+		d, fi := unsearchable(dir, id)
+		if d == "" {
+			// A symlink on the way, or the path itself one, leads the
+			// kernel through its target's directories too, which the
+			// walk above only saw through os.Stat of the link.
+			if real, err := filepath.EvalSymlinks(n.path); err == nil && real != filepath.Clean(n.path) {
+				if !n.self {
+					real = filepath.Dir(real)
+				}
+				d, fi = unsearchable(real, id)
+			}
+		}
+		if d != "" {
 			st := fi.Sys().(*syscall.Stat_t)
 			return refuse(FieldRunAs, m,
 				fmt.Sprintf("let uid %d search %s (e.g. chmod o+x %s), or keep %s where that user can reach it (for the shared tmp: a TMPDIR open to all, such as /tmp), or remove run_as", id.UID, d, d, n.what),

@@ -130,7 +130,7 @@ func (s *Spec) UnmarshalBinary(data []byte) error {
 	v.Argv = r.strings()
 	v.Env = r.strings()
 	v.Dir = r.string()
-	if n := r.count(); n > 0 {
+	if n := r.count(4); n > 0 { // path length, write, dir, fd: 4 bytes at least
 		v.Grants = make([]Grant, n)
 		for i := range v.Grants {
 			g := &v.Grants[i]
@@ -139,7 +139,7 @@ func (s *Spec) UnmarshalBinary(data []byte) error {
 	}
 	if r.bool() {
 		id := &Identity{UID: r.uint32(), GID: r.uint32()}
-		if n := r.count(); n > 0 {
+		if n := r.count(1); n > 0 {
 			id.Groups = make([]uint32, n)
 			for i := range id.Groups {
 				id.Groups[i] = r.uint32()
@@ -153,7 +153,7 @@ func (s *Spec) UnmarshalBinary(data []byte) error {
 	if r.bool() {
 		v.Ruleset = &Ruleset{HandledFS: r.uint(), HandledNet: r.uint(), Scoped: r.uint(), RestrictFlags: r.uint32()}
 	}
-	if n := r.count(); n > 0 {
+	if n := r.count(3); n > 0 { // resource, cur, max: 3 bytes at least
 		v.Rlimits = make([]Rlimit, n)
 		for i := range v.Rlimits {
 			v.Rlimits[i] = Rlimit{Resource: r.int(), Cur: r.uint(), Max: r.uint()}
@@ -262,12 +262,14 @@ func (r *specReader) uint32() uint32 {
 	return uint32(v)
 }
 
-// count reads a length or a number of elements, which cannot exceed the
-// bytes left (every element takes at least one): a corrupt count never
-// makes the reader allocate more than the spec's own size.
-func (r *specReader) count() int {
+// count reads a length or a number of elements, each of which takes at
+// least min bytes (its smallest encoding), so that it cannot exceed the
+// bytes left divided by min: a corrupt count makes the reader allocate at
+// most a small multiple of the spec's own size (16 bytes per byte, for
+// a []string of empty strings), never a count's worth of elements.
+func (r *specReader) count(min uint64) int {
 	v := r.uint()
-	if v > uint64(len(r.b)) {
+	if v > uint64(len(r.b))/min {
 		r.fail(errSpecShort)
 		return 0
 	}
@@ -275,7 +277,7 @@ func (r *specReader) count() int {
 }
 
 func (r *specReader) bytes() []byte {
-	n := r.count()
+	n := r.count(1)
 	if r.err != nil || n == 0 {
 		return nil
 	}
@@ -285,7 +287,7 @@ func (r *specReader) bytes() []byte {
 }
 
 func (r *specReader) string() string {
-	n := r.count()
+	n := r.count(1)
 	if r.err != nil {
 		return ""
 	}
@@ -295,7 +297,7 @@ func (r *specReader) string() string {
 }
 
 func (r *specReader) strings() []string {
-	n := r.count()
+	n := r.count(1)
 	if r.err != nil {
 		return nil
 	}

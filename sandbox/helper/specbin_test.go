@@ -3,6 +3,7 @@ package helper
 import (
 	"bytes"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -175,4 +176,51 @@ func FuzzSpecUnmarshalBinary(f *testing.F) {
 			t.Fatalf("decoded spec does not survive a second trip: %v", err)
 		}
 	})
+}
+
+// A count of elements claiming every byte left (a corrupt or hostile
+// spec) makes the reader allocate no more than a small multiple of the
+// spec's size: each element is bounded by the bytes its smallest encoding
+// takes, not by one byte, so a 1 MiB spec of "grants" cannot cost 40 MiB.
+// Twin: a spec with a thousand grants still decodes.
+func TestSpecBinaryCountBoundsAllocation(t *testing.T) {
+	const n = 1 << 20
+	var w specWriter
+	w.string(SpecLayout)
+	w.bool(false)  // Plain
+	w.string("")   // Path
+	w.int(0)       // ExeFD
+	w.bool(false)  // Script
+	w.strings(nil) // Argv
+	w.strings(nil) // Env
+	w.string("")   // Dir
+	w.uint(n)      // Grants: as many as there are bytes left
+	data := append(w.b, make([]byte, n)...)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var s Spec
+	err := s.UnmarshalBinary(data)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a spec of a million empty grants and nothing after decoded")
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16*uint64(len(data)) {
+		t.Errorf("decoding a %d-byte spec allocated %d bytes (%dx)", len(data), got, got/uint64(len(data)))
+	}
+	many := &Spec{Grants: make([]Grant, 1000)}
+	for i := range many.Grants {
+		many.Grants[i] = Grant{Path: "/g", FD: i}
+	}
+	data, err = many.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Spec
+	if err := back.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Grants) != 1000 || back.Grants[999].FD != 999 {
+		t.Errorf("a thousand grants came back as %d", len(back.Grants))
+	}
 }
