@@ -2,11 +2,15 @@ package launcher
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
@@ -249,4 +253,38 @@ func FuzzParallelValidation(f *testing.F) {
 			sameSink(t, runSink(t, v, m, out, chunks, true), runSink(t, v, m, out, chunks, false))
 		}
 	})
+}
+
+// validatorsRunning says whether any parallel validation worker is alive.
+func validatorsRunning() bool {
+	buf := make([]byte, 1<<20)
+	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "(*stdoutSink).validateBatches")
+}
+
+// TestParallelValidatorsEndWhenStartFails: a run that wrote a stream's
+// worth of events and then reports it never started (a plugin that fails
+// its handshake after writing) leaves no validation worker behind; its
+// positive twin, a run that started, ends them too.
+func TestParallelValidatorsEndWhenStartFails(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if validatorsRunning() {
+		t.Fatal("validation workers alive before the test")
+	}
+	lines := []byte(strings.Repeat("{\"n\":1}\n", 2*batchLines))
+	for _, started := range []bool{false, true} {
+		o := execOptions{framing: protocol.FramingJSONL, validator: parallelTestValidator(t), keepEvents: DefaultKeepEvents, stdout: io.Discard, stderr: io.Discard}
+		_, _ = collect("tool", o, func(stdout, _ io.Writer) (outcome, error) {
+			stdout.Write(lines)
+			if !validatorsRunning() {
+				t.Fatal("the stream was not validated in parallel")
+			}
+			return outcome{started: started}, errors.New("no handshake")
+		})
+		for deadline := time.Now().Add(5 * time.Second); validatorsRunning(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("started %v: validation workers still running 5s after the run", started)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }
