@@ -117,7 +117,7 @@ func mayHaveChanged(path string, since time.Time) bool {
 	return changedAfter(st, since)
 }
 
-// lockedPath is the host path of p, a path in lock l at lockPath
+// lockedPath is the host path of p, a path in the lock at lockPath
 // (slash-separated): as it is when absolute, else relative to the lock's
 // directory.
 func lockedPath(lockPath, p string) string {
