@@ -240,13 +240,7 @@ func OpenMCPServer(lockPath string, l *manifest.Lock, name string) (*sandbox.Exe
 	if want := manifest.Platform(); s.Platform != want {
 		return nil, &RefusedError{What: fmt.Sprintf("mcp server %q was locked on %q, this is %q", name, s.Platform, want), Fix: relockFix + " on this machine"}
 	}
-	abs := func(p string) string {
-		p = filepath.FromSlash(p)
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(filepath.Dir(lockPath), p)
-		}
-		return p
-	}
+	abs := func(p string) string { return lockedPath(lockPath, p) }
 	if s.Entry != nil {
 		if err := checkHash(abs(s.Entry.Path), s.Entry.SHA256); err != nil {
 			return nil, &RefusedError{What: fmt.Sprintf("entry script %q of mcp server %q %s since the lock", s.Entry.Path, name, err), Fix: relockFix, Err: err}

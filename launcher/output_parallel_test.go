@@ -2,11 +2,15 @@ package launcher
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
@@ -212,9 +216,7 @@ func TestParallelValidationBudgetCut(t *testing.T) {
 // validate in parallel where there is more than one core; a call that
 // keeps its events, or checks JSON only, does not.
 func TestParallelValidationUsed(t *testing.T) {
-	if newParallelEvents() == nil {
-		t.Skip("GOMAXPROCS is 1: nothing runs in parallel")
-	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // not skipped on one core
 	v := parallelTestValidator(t)
 	for _, c := range []struct {
 		keep   int
@@ -249,4 +251,40 @@ func FuzzParallelValidation(f *testing.F) {
 			sameSink(t, runSink(t, v, m, out, chunks, true), runSink(t, v, m, out, chunks, false))
 		}
 	})
+}
+
+// validatorsRunning says whether any parallel validation worker is alive.
+func validatorsRunning() bool {
+	buf := make([]byte, 1<<20)
+	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "(*stdoutSink).validateBatches")
+}
+
+// awaitValidators polls, for 5s at most, until validatorsRunning says
+// want; what names the moment in a failure.
+func awaitValidators(t *testing.T, want bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); validatorsRunning() != want; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: validation workers running = %v after 5s, want %v", what, !want, want)
+		}
+	}
+}
+
+// TestParallelValidatorsEndWhenStartFails: a run that wrote a stream's
+// worth of events and then reports it never started (a plugin that fails
+// its handshake after writing) leaves no validation worker behind; its
+// positive twin, a run that started, ends them too.
+func TestParallelValidatorsEndWhenStartFails(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	awaitValidators(t, false, "before the test")
+	lines := []byte(strings.Repeat("{\"n\":1}\n", 2*batchLines))
+	for _, started := range []bool{false, true} {
+		o := execOptions{framing: protocol.FramingJSONL, validator: parallelTestValidator(t), keepEvents: DefaultKeepEvents, stdout: io.Discard, stderr: io.Discard}
+		_, _ = collect("tool", o, func(stdout, _ io.Writer) (outcome, error) {
+			stdout.Write(lines)
+			awaitValidators(t, true, "the stream written")
+			return outcome{started: started}, errors.New("no handshake")
+		})
+		awaitValidators(t, false, fmt.Sprintf("the run over (started %v)", started))
+	}
 }

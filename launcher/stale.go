@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -71,7 +72,7 @@ func CheckStale(lockPath string, l *manifest.Lock, tf *ToolboxFileCheck) []error
 			continue
 		}
 		files := lockedFiles(lockPath, l, t)
-		key := filepath.Join(files...)
+		key := strings.Join(files, "\x00") // not filepath.Join: "/a" + "/b/c" would be "/a/b/c"
 		if len(files) == 0 || checked[key] {
 			continue
 		}
@@ -87,13 +88,7 @@ func CheckStale(lockPath string, l *manifest.Lock, tf *ToolboxFileCheck) []error
 // its MCP server's executable and entry script (none for a server reached
 // by URL, or one missing from the lock: VerifyBinary's to report).
 func lockedFiles(lockPath string, l *manifest.Lock, t *manifest.Tool) []string {
-	abs := func(p string) string {
-		p = filepath.FromSlash(p)
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(filepath.Dir(lockPath), p)
-		}
-		return p
-	}
+	abs := func(p string) string { return lockedPath(lockPath, p) }
 	if t.Kind != manifest.KindMCP {
 		return []string{abs(t.Path)}
 	}
@@ -120,4 +115,15 @@ func mayHaveChanged(path string, since time.Time) bool {
 		return true
 	}
 	return changedAfter(st, since)
+}
+
+// lockedPath is the host path of p, a path in the lock at lockPath
+// (slash-separated): as it is when absolute, else relative to the lock's
+// directory.
+func lockedPath(lockPath, p string) string {
+	p = filepath.FromSlash(p)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(lockPath), p)
+	}
+	return p
 }

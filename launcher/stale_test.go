@@ -103,3 +103,23 @@ func TestCheckStaleLargeBinaries(t *testing.T) {
 		t.Errorf("a small binary older than the lock: problems = %v", problems)
 	}
 }
+
+// TestCheckStaleDistinctFiles: a tool whose binary's path reads as an MCP
+// server's executable and entry script run together ("/bin/true" + "/x")
+// does not stand for that server: the server's changed files are still
+// reported (they were skipped as already checked).
+func TestCheckStaleDistinctFiles(t *testing.T) {
+	f := newFixture(t)
+	lockLook(t, f, "")
+	f.Lock.MCPServers["srv"].Entry = &manifest.HashedFile{Path: "/x", SHA256: strings.Repeat("0", 64)}
+	rel, err := filepath.Rel(f.Dir, "/bin/true/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.AddTool(t, "a", "echo a", nil).Path = filepath.ToSlash(rel) // sorts before "look"; does not exist
+	writeLock(t, f, time.Now().Add(-time.Second))
+	problems := CheckStale(f.LockPath, f.Lock, nil)
+	if len(problems) != 2 || !strings.Contains(problems[1].Error(), `mcp server "srv"`) {
+		t.Errorf("problems = %v, want tool a's and mcp server srv's", problems)
+	}
+}

@@ -177,6 +177,9 @@ func collect(path string, o execOptions, run func(stdout, stderr io.Writer) (out
 	// back in case it began a secret.
 	_, _ = redOut.Flush(), redErr.Flush()
 	if !ended.started {
+		// What it wrote before failing its start (a plugin's) is dropped,
+		// and its validation workers ended.
+		out.stopWorkers()
 		return nil, err
 	}
 	out.finish()

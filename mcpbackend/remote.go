@@ -96,6 +96,12 @@ type boundedBody struct {
 
 func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
+		// At the bound: a body that ends there is whole, one more byte
+		// is over.
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 {
+			return 0, err
+		}
 		return 0, fmt.Errorf("the server's answer is larger than %d bytes", MaxBodyBytes)
 	}
 	if int64(len(p)) > b.left {

@@ -143,6 +143,22 @@ func TestRunnerCallsAndVerifies(t *testing.T) {
 	}
 }
 
+// testPool is a pool of real servers, closed when t ends.
+func testPool(t *testing.T) *Pool {
+	p := NewPool(mcpbackend.Launch{}, nil)
+	t.Cleanup(p.Close)
+	return p
+}
+
+// warmPool is a testPool whose session "s" has the server of lock l at
+// lockPath running: the call that started it (tool unset) and its pid.
+func warmPool(t *testing.T, lockPath string, l *manifest.Lock) (*Pool, launcher.MCPCall, int) {
+	t.Helper()
+	p := testPool(t)
+	c := call(lockPath, l, "", "s")
+	return p, c, pidOf(t, p, c)
+}
+
 func pidOf(t *testing.T, p *Pool, c launcher.MCPCall) int {
 	t.Helper()
 	c.Tool = "pid"
@@ -177,8 +193,7 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 func TestPoolKeepsOneServerPerOwner(t *testing.T) {
 	lockPath, l := fixture(t)
-	p := NewPool(mcpbackend.Launch{}, nil)
-	defer p.Close()
+	p := testPool(t)
 	a1 := pidOf(t, p, call(lockPath, l, "", "a"))
 	a2 := pidOf(t, p, call(lockPath, l, "", "a"))
 	b := pidOf(t, p, call(lockPath, l, "", "b"))
@@ -476,8 +491,7 @@ func TestPoolServerKilledBetweenCalls(t *testing.T) {
 // all at once; another owner's calls get their own.
 func TestPoolConcurrentCalls(t *testing.T) {
 	lockPath, l := fixture(t)
-	p := NewPool(mcpbackend.Launch{}, nil)
-	defer p.Close()
+	p := testPool(t)
 	const n = 8
 	pids := make(chan int, 2*n)
 	var wg sync.WaitGroup
@@ -589,10 +603,7 @@ func TestPoolRefusesDriftAtStart(t *testing.T) {
 // afresh.
 func TestPoolCloseOwnerDuringCalls(t *testing.T) {
 	lockPath, l := fixture(t)
-	p := NewPool(mcpbackend.Launch{}, nil)
-	defer p.Close()
-	c := call(lockPath, l, "", "s")
-	pid := pidOf(t, p, c)
+	p, c, pid := warmPool(t, lockPath, l)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() { _, _, _ = p.CallMCP(context.Background(), call(lockPath, l, "echo", "s")) })
@@ -745,10 +756,7 @@ func TestServersDescendantsEndWithTheOwner(t *testing.T) {
 // not restart it.
 func TestPoolRestartsAServerWhoseLockChanged(t *testing.T) {
 	lockPath, l := fixture(t)
-	p := NewPool(mcpbackend.Launch{}, nil)
-	defer p.Close()
-	c := call(lockPath, l, "", "s")
-	first := pidOf(t, p, c)
+	p, c, first := warmPool(t, lockPath, l)
 	c.CallerEnv = append(slices.Clone(c.CallerEnv), "AGENT_TURN_ID=2")
 	if again := pidOf(t, p, c); again != first {
 		t.Fatalf("the same lock got a new server: %d then %d", first, again)
@@ -939,10 +947,7 @@ func forkerLock(t *testing.T, m sandbox.Mechanism, dir, marker string) *manifest
 func TestPoolRetiresAServerWhoseCallTimedOut(t *testing.T) {
 	const hangTool = `{"name":"hang","description":"Never answers","inputSchema":{"type":"object"}}`
 	lockPath, l := fixtureOf(t, "["+echoTool+","+pidTool+","+hangTool+"]")
-	p := NewPool(mcpbackend.Launch{}, nil)
-	defer p.Close()
-	c := call(lockPath, l, "", "s")
-	first := pidOf(t, p, c)
+	p, c, first := warmPool(t, lockPath, l)
 	// Long enough for the listing the call verifies first.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
