@@ -114,14 +114,14 @@ func (l *loader) limitsBlock(blocks hcl.Blocks, block string) (*LimitsDecl, bool
 			dst  **LimitValue
 			size bool
 			min  uint64
-			max  uint64
+			max  limitMax
 		}{
-			{"memory", &d.Memory, true, sandbox.MinMemory, maxSize},
-			{"file_size", &d.FileSize, true, 1, maxSize},
-			{"open_files", &d.OpenFiles, false, sandbox.MinOpenFiles, maxOpenFiles},
-			{"cpu_seconds", &d.CPUSeconds, false, 1, maxCPUSeconds},
-			{"processes", &d.Processes, false, 1, maxProcesses},
-			{"tmp_size", &d.TmpSize, true, 4096, maxSize},
+			{"memory", &d.Memory, true, sandbox.MinMemory, wrapMax(maxSize)},
+			{"file_size", &d.FileSize, true, 1, wrapMax(maxSize)},
+			{"open_files", &d.OpenFiles, false, sandbox.MinOpenFiles, limitMax{maxOpenFiles, "the most the kernel allows"}},
+			{"cpu_seconds", &d.CPUSeconds, false, 1, wrapMax(maxCPUSeconds)},
+			{"processes", &d.Processes, false, 1, limitMax{maxProcesses, "the most the kernel allows"}},
+			{"tmp_size", &d.TmpSize, true, 4096, wrapMax(maxSize)},
 		} {
 			a := c.Attributes[f.name]
 			if a == nil {
@@ -138,9 +138,21 @@ func (l *loader) limitsBlock(blocks hcl.Blocks, block string) (*LimitsDecl, bool
 	return d, ok
 }
 
+// limitMax is a limit's largest value and why, as its error says it.
+type limitMax struct {
+	n   uint64
+	why string
+}
+
+// wrapMax is a bound set below 2^64 only because values near it would
+// wrap to no limit (see maxSize).
+func wrapMax(n uint64) limitMax {
+	return limitMax{n, "the most a limit can be (higher values would wrap to no limit)"}
+}
+
 // limitValue reads one limit: a whole number, a size string (when size),
-// or "unlimited" (0). It must lie in [min, max] (max 0: no bound).
-func (l *loader) limitValue(a *hcl.Attribute, where string, size bool, min, max uint64) (uint64, bool) {
+// or "unlimited" (0). It must lie in [min, max.n].
+func (l *loader) limitValue(a *hcl.Attribute, where string, size bool, min uint64, max limitMax) (uint64, bool) {
 	v, ok := l.value(a, where)
 	if !ok {
 		return 0, false
@@ -188,12 +200,8 @@ func (l *loader) limitValue(a *hcl.Attribute, where string, size bool, min, max 
 		l.add(at(a.Expr.Range(), where, fmt.Sprintf("%s: %s is below the least this program accepts, %s", a.Name, showLimit(n, size), showLimit(min, size)),
 			fmt.Sprintf("write %s or more (see the README's limits)", showLimit(min, size))))
 		return 0, false
-	case max > 0 && n > max:
-		most := "the most the kernel allows"
-		if size || max == maxCPUSeconds {
-			most = "the most a limit can be (higher values would wrap to no limit)"
-		}
-		l.add(at(a.Expr.Range(), where, fmt.Sprintf("%s: %s is above %s, %s", a.Name, showLimit(n, size), showLimit(max, size), most), fmt.Sprintf("write %s or less, or \"unlimited\"", showLimit(max, size))))
+	case n > max.n:
+		l.add(at(a.Expr.Range(), where, fmt.Sprintf("%s: %s is above %s, %s", a.Name, showLimit(n, size), showLimit(max.n, size), max.why), fmt.Sprintf("write %s or less, or \"unlimited\"", showLimit(max.n, size))))
 		return 0, false
 	}
 	return n, true
