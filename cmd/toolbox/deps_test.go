@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // goList returns the packages `go list -deps` names for pkgs.
@@ -77,7 +79,7 @@ func TestFlowOfDependencies(t *testing.T) {
 // toolbox pays the dynamic loader and the cgo runtime at every start of a
 // tool (~0.6 ms; DESIGN.md §7), so a dependency that needs cgo must fail
 // here rather than silently slow every call. That the README installs
-// them so is TestReadmeInstallsStatic's.
+// them so is TestInstallsStatic's.
 func TestProgramsStatic(t *testing.T) {
 	toolbox, _ := programs(t)
 	dir := filepath.Dir(toolbox)
@@ -98,17 +100,24 @@ func TestProgramsStatic(t *testing.T) {
 	}
 }
 
-// TestReadmeInstallsStatic: every command of the README that builds or
-// installs the programs (./cmd/... or .../cmd/...@version) sets
-// CGO_ENABLED=0, the static build TestProgramsStatic checks and DESIGN.md
-// §7's figures assume: without it go links them against libc.
-func TestReadmeInstallsStatic(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+// TestInstallsStatic: every command that builds or installs the programs
+// (./cmd/... or .../cmd/...@version), in the README, the default toolbox's
+// README and the fix toolbox prints when its binaries do not belong
+// together, sets CGO_ENABLED=0: the static build TestProgramsStatic checks
+// and DESIGN.md §7's figures assume (without it go links them against
+// libc).
+func TestInstallsStatic(t *testing.T) {
+	for _, file := range []string{"README.md", "toolboxes/default/README.md"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad := dynamicInstalls(string(data)); len(bad) > 0 {
+			t.Errorf("%s builds toolbox without CGO_ENABLED=0 (put it before go):\n%s", file, strings.Join(bad, "\n"))
+		}
 	}
-	if bad := dynamicInstalls(string(data)); len(bad) > 0 {
-		t.Errorf("README.md builds toolbox without CGO_ENABLED=0 (put it before go):\n%s", strings.Join(bad, "\n"))
+	if bad := dynamicInstalls(sandbox.InstallFix); len(bad) > 0 {
+		t.Errorf("sandbox.InstallFix builds toolbox without CGO_ENABLED=0:\n%s", strings.Join(bad, "\n"))
 	}
 }
 
