@@ -15,8 +15,13 @@ import (
 // ReaperMainPath is the package the reaper binary is built from.
 const ReaperMainPath = "github.com/toolbox-dev/toolbox/cmd/toolbox-reaper"
 
+// InstallFix is the fix when toolbox's binaries (toolbox, toolbox-core,
+// toolbox-reaper) are not found together or are not of one build: the
+// README's install, static (CGO_ENABLED=0) as it builds them.
+const InstallFix = "install toolbox's binaries together: CGO_ENABLED=0 go install github.com/toolbox-dev/toolbox/cmd/...@latest (in a clone: CGO_ENABLED=0 go build -o bin/ ./cmd/...)"
+
 // fixReaper is the fix of every refused reaper.
-const fixReaper = "install toolbox's binaries together: go install github.com/toolbox-dev/toolbox/cmd/...@latest (in a clone: go build -o bin/ ./cmd/...)"
+const fixReaper = InstallFix
 
 // reaperExe is the reaper binary UseReaper named, opened and checked at
 // the first start of an unconfined tool.

@@ -2,10 +2,13 @@ package main
 
 import (
 	"debug/elf"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolbox-dev/toolbox/sandbox"
 )
 
 // goList returns the packages `go list -deps` names for pkgs.
@@ -73,9 +76,10 @@ func TestFlowOfDependencies(t *testing.T) {
 
 // TestProgramsStatic: the three programs build with CGO_ENABLED=0, as the
 // README installs them, into static executables. A dynamically linked
-// toolbox spends about a third more CPU at every start of a tool (the
-// dynamic loader and the cgo runtime; issue 13), so a dependency that
-// needs cgo must fail here rather than silently slow every call.
+// toolbox pays the dynamic loader and the cgo runtime at every start of a
+// tool (~0.6 ms; DESIGN.md §7), so a dependency that needs cgo must fail
+// here rather than silently slow every call. That the README installs
+// them so is TestInstallsStatic's.
 func TestProgramsStatic(t *testing.T) {
 	toolbox, _ := programs(t)
 	dir := filepath.Dir(toolbox)
@@ -94,4 +98,49 @@ func TestProgramsStatic(t *testing.T) {
 	if out, err := exec.Command(toolbox, "--version").CombinedOutput(); err != nil {
 		t.Fatalf("static toolbox --version: %v\n%s", err, out)
 	}
+}
+
+// TestInstallsStatic: every command that builds or installs the programs
+// (./cmd/... or .../cmd/...@version), in the README, the default toolbox's
+// README and the fix toolbox prints when its binaries do not belong
+// together, sets CGO_ENABLED=0: the static build TestProgramsStatic checks
+// and DESIGN.md §7's figures assume (without it go links them against
+// libc).
+func TestInstallsStatic(t *testing.T) {
+	for _, file := range []string{"README.md", "toolboxes/default/README.md"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad := dynamicInstalls(string(data)); len(bad) > 0 {
+			t.Errorf("%s builds toolbox without CGO_ENABLED=0 (put it before go):\n%s", file, strings.Join(bad, "\n"))
+		}
+	}
+	if bad := dynamicInstalls(sandbox.InstallFix); len(bad) > 0 {
+		t.Errorf("sandbox.InstallFix builds toolbox without CGO_ENABLED=0:\n%s", strings.Join(bad, "\n"))
+	}
+}
+
+// dynamicInstalls returns each go build or go install of the programs in
+// text (one per && or ; separated command of a line, in code or prose)
+// not preceded by CGO_ENABLED=0.
+func dynamicInstalls(text string) []string {
+	var bad []string
+	for _, line := range strings.Split(text, "\n") {
+		for _, part := range strings.FieldsFunc(line, func(r rune) bool { return r == '&' || r == ';' || r == '`' || r == '(' }) {
+			fields := strings.Fields(part)
+			for i, f := range fields {
+				if f != "go" || i+1 >= len(fields) || (fields[i+1] != "build" && fields[i+1] != "install") {
+					continue
+				}
+				if !strings.Contains(part, "/cmd/...") {
+					continue
+				}
+				if i == 0 || fields[i-1] != "CGO_ENABLED=0" {
+					bad = append(bad, strings.TrimSpace(part))
+				}
+			}
+		}
+	}
+	return bad
 }

@@ -29,8 +29,11 @@ sandbox = "auto" # bwrap | landlock | auto | none
 # test binaries there. 768MiB fits a moderate project with room to spare,
 # and stays below the 1 GiB issue 10 says no tool may write into its /tmp
 # (the same value sizes each tool's private /tmp and root tmpfs). When a
-# large project fills it, go_test fails with "no space left on device": run
-# `go clean -cache` (builtin "process") or raise tmp_size, then lock.
+# large project fills it, go_test fails with "no space left on device": empty
+# go_test's cache (not go's default one, which a plain `go clean -cache`
+# would) through builtin "process":
+#   toolbox processes run 'GOCACHE=$TMPDIR/go/cache go clean -cache'
+# or raise tmp_size, then lock.
 limits {
   tmp_size = "768MiB"
 }

@@ -33,7 +33,7 @@ func FindCore() (string, error) {
 	if p, err := exec.LookPath(CoreName); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%s not found beside %s or on PATH; install both binaries together: go install github.com/toolbox-dev/toolbox/cmd/...@latest (in a clone: go build -o bin/ ./cmd/...)", CoreName, os.Args[0])
+	return "", fmt.Errorf("%s not found beside %s or on PATH; %s", CoreName, os.Args[0], sandbox.InstallFix)
 }
 
 // ExecCore replaces this process with toolbox-core, given the same
