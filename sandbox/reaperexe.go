@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"io"
@@ -95,9 +94,10 @@ func openReaper(path string) (*os.File, error) {
 // SameBuild checks that the Go binary read through r was built from the
 // package mainPath of the running binary's module, at the same module
 // version and source revision and by the same Go, from its build
-// information. Errors say which differs.
+// information (read by readBuildInfo: within bounds, from the ELF
+// section alone). Errors say which differs.
 func SameBuild(r io.ReaderAt, mainPath string) error {
-	theirs, err := buildinfo.Read(r)
+	theirs, err := readBuildInfo(r)
 	if err != nil {
 		return fmt.Errorf("reading its build information: %w", err)
 	}
