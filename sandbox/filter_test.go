@@ -8,6 +8,8 @@ import (
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/sandbox/internal/seccompasm"
 )
 
 // evalFilter runs prog (as compiled for the kernel) on one system call of
@@ -81,7 +83,7 @@ func TestFilterDecisions(t *testing.T) {
 		{"ioctl", []uint64{1, unix.TIOCSTI | 0x100}, allow},
 		{"ioctl", []uint64{41, 41}, allow}, // arguments that look like socket's number
 		{"openat", []uint64{atCWD, 0, unix.O_CREAT | unix.O_WRONLY, 0o4755}, perm},
-		{"openat", []uint64{atCWD, 0, oTmpfileBit | unix.O_DIRECTORY | unix.O_WRONLY, 0o2755}, perm},
+		{"openat", []uint64{atCWD, 0, seccompasm.OTmpfileBit | unix.O_DIRECTORY | unix.O_WRONLY, 0o2755}, perm},
 		{"openat", []uint64{atCWD, 0, unix.O_CREAT | unix.O_WRONLY, 0o755}, allow},
 		{"openat", []uint64{atCWD, 0, unix.O_RDONLY, 0o4755}, allow}, // no mode without O_CREAT
 		{"openat", []uint64{atCWD, 0, unix.O_RDONLY, 41}, allow},
@@ -123,7 +125,7 @@ func TestFilterDecisions(t *testing.T) {
 		{filterRules{NoOwnerOps: true}, []call{
 			{"fchmodat", []uint64{atCWD, 0, 0o755}, perm}, {"fchownat", nil, perm}, {"utimensat", nil, perm},
 			{"setxattr", nil, perm}, {"fremovexattr", nil, perm},
-			{"ioctl", []uint64{3, unix.FS_IOC_SETFLAGS}, perm}, {"ioctl", []uint64{3, fsIocFSSetXattr}, perm},
+			{"ioctl", []uint64{3, unix.FS_IOC_SETFLAGS}, perm}, {"ioctl", []uint64{3, seccompasm.FSIocFSSetXattr}, perm},
 			{"ioctl", []uint64{3, unix.FS_IOC_GETFLAGS}, allow},
 		}},
 	}

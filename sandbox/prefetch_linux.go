@@ -4,7 +4,9 @@ import "github.com/toolbox-dev/toolbox/sandbox/helper"
 
 // Prefetch starts, in the background, the work a start under spec will
 // need and that depends only on its mechanism and declarations (today the
-// seccomp filter's compilation, about 0.3 ms in a fresh process), so that
+// seccomp filter: its copy for bwrap and landlock, and on architectures
+// without pre-assembled programs its compilation, about 0.3 ms in a fresh
+// process), so that
 // it overlaps the caller's own preparation: `toolbox run` calls it before
 // it verifies the lock. A nil spec means None. Start waits for what is in
 // progress instead of doing it again; errors surface there.

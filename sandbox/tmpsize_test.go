@@ -10,6 +10,8 @@ import (
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 
+	"github.com/toolbox-dev/toolbox/sandbox/internal/seccompasm"
+
 	"github.com/toolbox-dev/toolbox/internal/testenv"
 )
 
@@ -98,7 +100,7 @@ func TestSeccompDeniesMountCalls(t *testing.T) {
 	info, err := arch.GetInfo("")
 	must(t, err)
 	names := map[string]bool{}
-	for _, p := range toolPolicies(filterRules{}, info) {
+	for _, p := range seccompasm.ToolPolicies(seccompasm.Rules{}, info) {
 		for _, g := range p.Syscalls {
 			for _, n := range g.Names {
 				names[n] = true
