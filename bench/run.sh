@@ -28,8 +28,9 @@ H
 "$work/toolbox" lock -f "$work/tb/toolbox.hcl" 2>/dev/null
 
 echo "== toolbox run of a trivial v1 tool against the floor (target: toolbox/floor <= 1.5x); floor-reaper is the"
-echo "   floor keeping toolbox's no-orphans guarantee (the tool below a re-executed subreaper, see bench/floor)"
-measure "$work/ratio" -n "$runs" -vs floor-reaper \
+echo "   floor keeping toolbox's no-orphans guarantee (the tool below a re-executed subreaper, see bench/floor);"
+echo "   cpu is the work of a run (user+system time of the whole tree), which other load moves less than the time"
+measure "$work/ratio" -cpu -n "$runs" -vs floor-reaper \
   floor "$work/floor $work/tb/toolbox.lock.json trivial" \
   floor-reaper "$work/floor -reaper $work/tb/toolbox.lock.json trivial" \
   direct "$work/tb/tools/trivial run" \

@@ -6,6 +6,10 @@
 // -vs adds a column: each median's ratio to the named command's.
 // -any-exit times commands whatever their exit status (a program started
 // without its input, to time its start alone).
+// -cpu adds the median CPU time (user + system) each run took, the
+// command's and that of every descendant it waited for, and its ratio to
+// the reference's: the work done, which other load on the machine moves
+// much less than the elapsed time.
 // Commands are split on spaces (no shell); their output is discarded.
 package main
 
@@ -23,6 +27,7 @@ func main() {
 	n := flag.Int("n", 200, "runs per command")
 	warm := flag.Int("warmup", 10, "untimed runs per command first")
 	vs := flag.String("vs", "", "a second reference: print each ratio to this command too")
+	cpu := flag.Bool("cpu", false, "also print the median CPU time (user+system, the command and the descendants it waited for)")
 	anyExit := flag.Bool("any-exit", false, "accept any exit status (only a failure to start is an error)")
 	flag.Parse()
 	args := flag.Args()
@@ -34,12 +39,13 @@ func main() {
 		name string
 		argv []string
 		ds   []time.Duration
+		cpu  []time.Duration
 	}
 	var cmds []*cmdSpec
 	for i := 0; i < len(args); i += 2 {
 		cmds = append(cmds, &cmdSpec{name: args[i], argv: strings.Fields(args[i+1])})
 	}
-	runOnce := func(c *cmdSpec) time.Duration {
+	runOnce := func(c *cmdSpec) (time.Duration, time.Duration) {
 		start := time.Now()
 		cmd := exec.Command(c.argv[0], c.argv[1:]...)
 		err := cmd.Run()
@@ -50,7 +56,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", c.name, err)
 			os.Exit(1)
 		}
-		return time.Since(start)
+		return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	for i := 0; i < *warm; i++ {
 		for _, c := range cmds {
@@ -59,7 +65,8 @@ func main() {
 	}
 	for i := 0; i < *n; i++ {
 		for _, c := range cmds {
-			c.ds = append(c.ds, runOnce(c))
+			d, u := runOnce(c)
+			c.ds, c.cpu = append(c.ds, d), append(c.cpu, u)
 		}
 	}
 	median := func(ds []time.Duration) time.Duration {
@@ -76,12 +83,20 @@ func main() {
 			head += fmt.Sprintf("  %s", "vs "+c.name)
 		}
 	}
+	refCPU := median(cmds[0].cpu)
+	if *cpu {
+		head += fmt.Sprintf("  %10s %8s", "cpu", "ratio")
+	}
 	fmt.Println(head)
 	for _, c := range cmds {
 		m := median(c.ds)
 		line := fmt.Sprintf("%-28s %12s %7.2fx", c.name, m.Round(10*time.Microsecond), float64(m)/float64(ref))
 		if ref2 > 0 {
 			line += fmt.Sprintf("  %7.2fx", float64(m)/float64(ref2))
+		}
+		if *cpu {
+			u := median(c.cpu)
+			line += fmt.Sprintf("  %10s %7.2fx", u.Round(10*time.Microsecond), float64(u)/float64(refCPU))
 		}
 		fmt.Println(line)
 	}
