@@ -16,10 +16,7 @@ import (
 // of binary: this test binary and /proc/self/exe's build information
 // compare equal field by field.
 func TestReadBuildInfoMatchesDebugBuildinfo(t *testing.T) {
-	data, err := os.ReadFile("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := selfExe(t)
 	want, err := buildinfo.Read(bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("debug/buildinfo: %v", err)
@@ -38,10 +35,7 @@ func TestReadBuildInfoMatchesDebugBuildinfo(t *testing.T) {
 // build it was: cuts into the headers or the build information, C
 // programs, and hostile section tables (sizes and counts up to 4 GiB).
 func TestReadBuildInfoRefusesDamagedFiles(t *testing.T) {
-	data, err := os.ReadFile("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := selfExe(t)
 	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
@@ -146,4 +140,14 @@ type largestRead struct {
 func (l *largestRead) ReadAt(b []byte, off int64) (int, error) {
 	l.largest = max(l.largest, len(b))
 	return l.r.ReadAt(b, off)
+}
+
+// selfExe is the test binary's file: a Go ELF binary built like toolbox's.
+func selfExe(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
