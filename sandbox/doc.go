@@ -19,7 +19,8 @@
 //     helper stays the tool's parent as a child subreaper, so every
 //     descendant dies when the tool ends.
 //
-// Under both, the tool also gets a seccomp filter (seccomp_linux.go,
+// Under both, the tool also gets a seccomp filter (internal/seccompasm,
+// pre-assembled on amd64 in seccomp_programs_amd64.go;
 // DESIGN.md §6 "Kernel rules"): sockets only of the declared network,
 // no setuid or setgid file, no new user namespace, no io_uring, no
 // TIOCSTI; unsandboxed children of a root toolbox get a TIOCSTI filter

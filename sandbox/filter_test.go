@@ -52,7 +52,7 @@ func evalFilter(t *testing.T, prog []unix.SockFilter, auditArch uint32, name str
 // upper half of 32-bit arguments ignored where the kernel ignores it and
 // refused where it cannot be trusted, and a call whose argument equals
 // another call's number judged as itself (the library's assembler alone
-// would not: see policySet).
+// would not: see seccompasm's policySet).
 func TestFilterDecisions(t *testing.T) {
 	info, err := arch.GetInfo("")
 	must(t, err)
