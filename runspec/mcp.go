@@ -100,12 +100,13 @@ func MCPServerSpec(lockDir string, l *manifest.Lock, name string, trust *Trust) 
 		return nil, fmt.Errorf("mcp server %q is not in the lock: run toolbox lock", name)
 	}
 	exe := resolve(lockDir, srv.Command[0])
-	spec := &sandbox.Spec{Mechanism: sandbox.None, ToolDir: filepath.Dir(exe), Limits: Limits(srv.Limits)}
+	spec := &sandbox.Spec{Mechanism: sandbox.None, ToolDir: filepath.Dir(exe)}
 	if trust != nil {
 		spec.Protected, spec.Hidden, spec.Bwrap = trust.Protected, trust.Hidden, trust.Bwrap
 	}
 	sb := srv.Sandbox
 	if sb == nil {
+		setLimits(spec, srv.Limits)
 		return spec, nil
 	}
 	m := sandbox.Mechanism(srv.Mechanism)
@@ -116,6 +117,7 @@ func MCPServerSpec(lockDir string, l *manifest.Lock, name string, trust *Trust) 
 		return nil, fmt.Errorf("mcp server %q is locked with %q and needs the lock's trusted paths (runspec.NewTrust)", name, m)
 	}
 	spec.Mechanism, spec.NetNone, spec.TmpPrivate = m, sb.Net == "none", sb.Tmp == "private"
+	setLimits(spec, srv.Limits)
 	d := declared{base: lockDir, readField: "sandbox.fs.read", writeField: "sandbox.fs.write", locked: srv.Paths, lockDir: lockDir,
 		owner: fmt.Sprintf("mcp server %q", name)}
 	if err := d.grant(spec, sb.FS, trust); err != nil {
