@@ -166,13 +166,33 @@ func MCPSecrets(lockDir string, l *manifest.Lock, name string) []string {
 	if s == nil || s.Envdir == "" {
 		return nil
 	}
-	vars, err := ReadEnvdir(resolve(lockDir, s.Envdir))
+	return envdirSecrets(resolve(lockDir, s.Envdir), s.TokenEnv)
+}
+
+// ToolSecrets are the values of the envdir of the locked tool name (a tool
+// or a plugin) of at least MinMCPSecret bytes: the envdir root holds every
+// tool's keys (DESIGN.md §3), so what a call reports (output, results,
+// errors, logs) redacts them as it redacts secret bindings and an MCP
+// server's envdir. nil when the tool has no envdir or it cannot be read
+// (the start then fails with the reason).
+func ToolSecrets(lockDir string, l *manifest.Lock, name string) []string {
+	t := l.Tools[name]
+	if t == nil || t.Runtime.Envdir == "" {
+		return nil
+	}
+	return envdirSecrets(resolve(lockDir, t.Runtime.Envdir), "")
+}
+
+// envdirSecrets reads the envdir dir: its values of at least MinMCPSecret
+// bytes, and the value of token whatever its length.
+func envdirSecrets(dir, token string) []string {
+	vars, err := ReadEnvdir(dir)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for k, v := range vars {
-		if v != nil && (len(*v) >= MinMCPSecret || (k == s.TokenEnv && *v != "")) {
+		if v != nil && (len(*v) >= MinMCPSecret || (token != "" && k == token && *v != "")) {
 			out = append(out, *v)
 		}
 	}
