@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"github.com/toolbox-dev/toolbox/internal/shq"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 	"os"
@@ -458,7 +459,7 @@ func (l *loader) executable(p string, r hcl.Range, block string) bool {
 		l.add(at(r, block, fmt.Sprintf("tool binary %q is not a regular file", p), "point path at the tool's executable"))
 		return false
 	case st.Mode().Perm()&0o111 == 0:
-		l.add(at(r, block, fmt.Sprintf("tool binary %q is not executable", p), fmt.Sprintf("run chmod +x %s", p)))
+		l.add(at(r, block, fmt.Sprintf("tool binary %q is not executable", p), fmt.Sprintf("run chmod +x %s", shq.Quote(p))))
 		return false
 	}
 	return true
