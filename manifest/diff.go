@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
+	"strings"
 )
 
 // Diff says what changed from prev (the lock on disk) to next (the lock the
@@ -144,7 +146,13 @@ func (d *differ) fields(at string, a, b *Tool) {
 	d.str(at+": kind", a.Kind, b.Kind)
 	d.str(at+": path", a.Path, b.Path)
 	if a.SHA256 != b.SHA256 {
-		d.addf("%s: binary changed (sha256 %s -> %s)", at, short(a.SHA256), short(b.SHA256))
+		// A Go plugin built from the same source in a clone at another
+		// path differs unless built with -trimpath (DESIGN.md §4).
+		hint := ""
+		if a.Kind == KindPlugin && b.Kind == KindPlugin {
+			hint = "; a plugin rebuilt from the same source differs unless built reproducibly: go build -trimpath, the same Go version"
+		}
+		d.addf("%s: binary changed (sha256 %s -> %s)%s", at, short(a.SHA256), short(b.SHA256), hint)
 	}
 	d.str(at+": platform", a.Platform, b.Platform)
 	if a.PluginProtocol != b.PluginProtocol {
@@ -154,7 +162,7 @@ func (d *differ) fields(at string, a, b *Tool) {
 		d.addf("%s: protocol %d -> %d", at, a.Protocol, b.Protocol)
 	}
 	if !sameJSON(a.Describe, b.Describe) {
-		d.addf("%s: describe document changed", at)
+		d.addf("%s: describe document changed%s", at, jsonChanges(a.Describe, b.Describe))
 	}
 	if !sameJSON(a.Bindings, b.Bindings) {
 		d.addf("%s: bindings changed", at)
@@ -249,6 +257,76 @@ func showIdentity(id *Identity) string {
 
 // sameJSON compares two values by their canonical encoding; values that do
 // not encode count as different.
+// maxJSONChanges is how many changed places jsonChanges names.
+const maxJSONChanges = 5
+
+// jsonChanges names where the JSON encodings of a and b differ, as
+// " (description, args[0].description)": the paths of the values that were
+// changed, added or removed, in document order, at most maxJSONChanges of
+// them then "and N more". "" when either cannot be encoded.
+func jsonChanges(a, b any) string {
+	var va, vb any
+	ea, errA := json.Marshal(a)
+	eb, errB := json.Marshal(b)
+	if errA != nil || errB != nil || json.Unmarshal(ea, &va) != nil || json.Unmarshal(eb, &vb) != nil {
+		return ""
+	}
+	var paths []string
+	jsonPaths("", va, vb, &paths)
+	if len(paths) == 0 {
+		return ""
+	}
+	more := ""
+	if n := len(paths) - maxJSONChanges; n > 0 {
+		paths, more = paths[:maxJSONChanges], fmt.Sprintf(" and %d more", n)
+	}
+	return " (" + strings.Join(paths, ", ") + more + ")"
+}
+
+// jsonPaths appends to out the paths below at where a and b (decoded
+// JSON) differ: an object's keys in sorted order, an array's elements by
+// index, a whole value where the types differ.
+func jsonPaths(at string, a, b any, out *[]string) {
+	name := func(k string) string {
+		if at == "" {
+			return k
+		}
+		return at + "." + k
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		if y, ok := b.(map[string]any); ok {
+			keys := make([]string, 0, len(x)+len(y))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			for k := range y {
+				if _, ok := x[k]; !ok {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				jsonPaths(name(k), x[k], y[k], out)
+			}
+			return
+		}
+	case []any:
+		if y, ok := b.([]any); ok && len(x) == len(y) {
+			for i := range x {
+				jsonPaths(fmt.Sprintf("%s[%d]", at, i), x[i], y[i], out)
+			}
+			return
+		}
+	}
+	if !reflect.DeepEqual(a, b) {
+		if at == "" {
+			at = "(the whole document)"
+		}
+		*out = append(*out, at)
+	}
+}
+
 func sameJSON(a, b any) bool {
 	ea, errA := canonicalJSON(a)
 	eb, errB := canonicalJSON(b)
