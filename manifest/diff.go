@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 )
@@ -257,74 +256,28 @@ func showIdentity(id *Identity) string {
 
 // sameJSON compares two values by their canonical encoding; values that do
 // not encode count as different.
-// maxJSONChanges is how many changed places jsonChanges names.
+// maxJSONChanges is how many changes jsonChanges names.
 const maxJSONChanges = 5
 
-// jsonChanges names where the JSON encodings of a and b differ, as
-// " (description, args[0].description)": the paths of the values that were
-// changed, added or removed, in document order, at most maxJSONChanges of
-// them then "and N more". "" when either cannot be encoded.
+// jsonChanges says where the JSON encodings of a and b differ (JSONDiff),
+// as ": args[0].description changed: "a" -> "b"; ...", at most
+// maxJSONChanges of them then "and N more"; "" when either cannot be
+// encoded.
 func jsonChanges(a, b any) string {
-	var va, vb any
 	ea, errA := json.Marshal(a)
 	eb, errB := json.Marshal(b)
-	if errA != nil || errB != nil || json.Unmarshal(ea, &va) != nil || json.Unmarshal(eb, &vb) != nil {
+	if errA != nil || errB != nil {
 		return ""
 	}
-	var paths []string
-	jsonPaths("", va, vb, &paths)
-	if len(paths) == 0 {
+	lines := JSONDiff(ea, eb)
+	if len(lines) == 0 {
 		return ""
 	}
 	more := ""
-	if n := len(paths) - maxJSONChanges; n > 0 {
-		paths, more = paths[:maxJSONChanges], fmt.Sprintf(" and %d more", n)
+	if n := len(lines) - maxJSONChanges; n > 0 {
+		lines, more = lines[:maxJSONChanges], fmt.Sprintf(" and %d more", n)
 	}
-	return " (" + strings.Join(paths, ", ") + more + ")"
-}
-
-// jsonPaths appends to out the paths below at where a and b (decoded
-// JSON) differ: an object's keys in sorted order, an array's elements by
-// index, a whole value where the types differ.
-func jsonPaths(at string, a, b any, out *[]string) {
-	name := func(k string) string {
-		if at == "" {
-			return k
-		}
-		return at + "." + k
-	}
-	switch x := a.(type) {
-	case map[string]any:
-		if y, ok := b.(map[string]any); ok {
-			keys := make([]string, 0, len(x)+len(y))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			for k := range y {
-				if _, ok := x[k]; !ok {
-					keys = append(keys, k)
-				}
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				jsonPaths(name(k), x[k], y[k], out)
-			}
-			return
-		}
-	case []any:
-		if y, ok := b.([]any); ok && len(x) == len(y) {
-			for i := range x {
-				jsonPaths(fmt.Sprintf("%s[%d]", at, i), x[i], y[i], out)
-			}
-			return
-		}
-	}
-	if !reflect.DeepEqual(a, b) {
-		if at == "" {
-			at = "(the whole document)"
-		}
-		*out = append(*out, at)
-	}
+	return ": " + strings.Join(lines, "; ") + more
 }
 
 func sameJSON(a, b any) bool {

@@ -51,15 +51,15 @@ func TestDiff(t *testing.T) {
 			`tool "read_file": protocol 1 -> 2`,
 		}},
 		{"describe", func(l *Lock) { l.Tools["read_file"].Describe.Args[0].Description = "a file" },
-			[]string{`tool "read_file": describe document changed (args[0].description)`}},
+			[]string{`tool "read_file": describe document changed: args[0].description changed: "the file" -> "a file"`}},
 		{"describe event schema", func(l *Lock) {
 			l.Tools["search_rg"].Describe.Process.Output.Event = []byte(`{"type":"array"}`)
-		}, []string{`tool "search_rg": describe document changed (process.output.event.properties, process.output.event.type)`}},
+		}, []string{`tool "search_rg": describe document changed: process.output.event.properties removed (was {"a":{"maximum":1.50,"type":"integer"},"z":{"type":"string"}}); process.output.event.type changed: "object" -> "array"`}},
 		{"describe, several places", func(l *Lock) {
 			d := l.Tools["read_file"].Describe
 			d.Description = "new"
-			d.Args = append(d.Args, d.Args[0])
-		}, []string{`tool "read_file": describe document changed (args, description)`}},
+			d.Slug = "rf"
+		}, []string{`tool "read_file": describe document changed: description changed: "Read a file <with> & ranges." -> "new"; slug changed: "read_file" -> "rf"`}},
 
 		{"runtime", func(l *Lock) {
 			r := &l.Tools["search_rg"].Runtime
