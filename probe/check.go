@@ -3,6 +3,8 @@ package probe
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -25,7 +27,26 @@ type PluginCheck func(ctx context.Context, cmd sandbox.Command, spec *sandbox.Sp
 // (runspec.NewTrust at run time). plugin may be nil when t is not a plugin
 // tool. The binary is opened once and must still have t.SHA256; what runs
 // is that descriptor (sandbox.Command.Exe), never a file swapped in since.
+//
+// The values of the tool's envdir (runspec.EnvdirSecrets) are redacted
+// from the result's detail and fix: the lock that keeps them is committed.
 func Check(ctx context.Context, lockDir string, t *manifest.Tool, trust *runspec.Trust, allowlist, callerEnv []string, timeout time.Duration, plugin PluginCheck) manifest.Probe {
+	p := check(ctx, lockDir, t, trust, allowlist, callerEnv, timeout, plugin)
+	if secrets := runspec.EnvdirSecrets(lockDir, t); len(secrets) > 0 {
+		slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+		for _, s := range secrets {
+			p.Detail = strings.ReplaceAll(p.Detail, s, redacted)
+			p.Fix = strings.ReplaceAll(p.Fix, s, redacted)
+		}
+	}
+	return p
+}
+
+// redacted replaces a secret in a probe result, as launcher.Redacted does
+// in a call's report.
+const redacted = "[redacted]"
+
+func check(ctx context.Context, lockDir string, t *manifest.Tool, trust *runspec.Trust, allowlist, callerEnv []string, timeout time.Duration, plugin PluginCheck) manifest.Probe {
 	if t.Describe == nil || !t.Describe.Check {
 		return manifest.Probe{Status: manifest.StatusUnverified, Detail: "the tool declares no check"}
 	}

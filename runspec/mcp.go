@@ -176,7 +176,13 @@ func MCPSecrets(lockDir string, l *manifest.Lock, name string) []string {
 // server's envdir. nil when the tool has no envdir or it cannot be read
 // (the start then fails with the reason).
 func ToolSecrets(lockDir string, l *manifest.Lock, name string) []string {
-	t := l.Tools[name]
+	return EnvdirSecrets(lockDir, l.Tools[name])
+}
+
+// EnvdirSecrets is ToolSecrets of the locked tool t (nil: none), whose
+// paths are relative to lockDir: what its check's probe result, written
+// into the lock and shown by check --probe, must not hold either.
+func EnvdirSecrets(lockDir string, t *manifest.Tool) []string {
 	if t == nil || t.Runtime.Envdir == "" {
 		return nil
 	}
