@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -359,6 +360,14 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 			return nil, fail(fmt.Sprintf("running describe: %v", err), "check that the tool is executable on this machine")
 		}
 		if f := c.Failure("describe", p.opts.DescribeTimeout); f != nil {
+			if c.Code != 0 && strings.Contains(c.Stderr, goPluginBanner) {
+				rel := t.Path
+				if r, err := filepath.Rel(p.cfg.Dir, t.Path); err == nil {
+					rel = filepath.ToSlash(r)
+				}
+				return nil, fail("describe: the binary is a Go plugin (hashicorp/go-plugin), not an executable tool",
+					fmt.Sprintf("declare it with a plugin block: plugin %q { path = %q }", t.Name, rel))
+			}
 			return nil, fail(f.Error(), "`TOOL describe` must print its JSON describe document and exit 0")
 		}
 		if d, err = validate.ParseDescribe(c.Stdout); err != nil {
@@ -402,6 +411,10 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 	lt.Probe = p.check(ctx, lt)
 	return lt, nil
 }
+
+// goPluginBanner begins what a go-plugin binary prints on stderr when it
+// is run without a host (as a tool block's describe runs it).
+const goPluginBanner = "This binary is a plugin. These are not meant to be executed directly."
 
 // check runs `TOOL check` under the tool's real runtime.
 func (p *prober) check(ctx context.Context, lt *manifest.Tool) manifest.Probe {

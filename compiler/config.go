@@ -1,7 +1,10 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"github.com/toolbox-dev/toolbox/internal/shq"
 	"github.com/toolbox-dev/toolbox/manifest"
 	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 	"os"
@@ -452,13 +455,18 @@ func (l *loader) executable(p string, r hcl.Range, block string) bool {
 	st, err := os.Stat(p)
 	switch {
 	case err != nil:
-		l.add(at(r, block, fmt.Sprintf("tool binary %q: %v", p, unwrapPathError(err)), "fix the path (relative paths are relative to the toolbox file)"))
+		fix := "fix the path (relative paths are relative to the toolbox file)"
+		if strings.HasPrefix(block, "plugin ") && errors.Is(err, fs.ErrNotExist) {
+			// Plugins are built, and a fresh clone has not built them.
+			fix = fmt.Sprintf("build the plugin there (go build -trimpath -o %s PACKAGE), or %s", shq.Quote(p), fix)
+		}
+		l.add(at(r, block, fmt.Sprintf("tool binary %q: %v", p, unwrapPathError(err)), fix))
 		return false
 	case !st.Mode().IsRegular():
 		l.add(at(r, block, fmt.Sprintf("tool binary %q is not a regular file", p), "point path at the tool's executable"))
 		return false
 	case st.Mode().Perm()&0o111 == 0:
-		l.add(at(r, block, fmt.Sprintf("tool binary %q is not executable", p), fmt.Sprintf("run chmod +x %s", p)))
+		l.add(at(r, block, fmt.Sprintf("tool binary %q is not executable", p), fmt.Sprintf("run chmod +x %s", shq.Quote(p))))
 		return false
 	}
 	return true

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/toolbox-dev/toolbox/internal/shq"
 	"github.com/toolbox-dev/toolbox/probe"
 	"github.com/toolbox-dev/toolbox/protocol"
 	"github.com/toolbox-dev/toolbox/protocol/validate"
@@ -29,7 +30,7 @@ func DescribeBinary(ctx context.Context, path string, plugin bool, callerEnv []s
 		return nil, nil, fmt.Errorf("tool binary %q: %w", path, unwrapPathError(err))
 	}
 	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
-		return nil, nil, fmt.Errorf("tool binary %q is not an executable file; run chmod +x %s", path, path)
+		return nil, nil, fmt.Errorf("tool binary %q is not an executable file; run chmod +x %s", path, shq.Quote(path))
 	}
 	p := &prober{opts: Options{CallerEnv: callerEnv, DescribeTimeout: DefaultDescribeTimeout}}
 	home, removeHome, err := privateHome(nil)

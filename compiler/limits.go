@@ -296,17 +296,22 @@ func resolveLimits(decls ...*LimitsDecl) resolvedLimits {
 }
 
 // enforceable makes r hold on this machine for a tool (named tool, "" for
-// a builtin) of block running as uid under mechanism m: a default
-// processes limit nothing here can count is left out (check --probe says
-// so); one the operator set is an error located at it, carrying the
-// *sandbox.RefusalError. nil means no limit at all.
+// a builtin) of block running as uid under mechanism m: a processes limit
+// the operator set that nothing here can count is an error located at it,
+// carrying the *sandbox.RefusalError. The default processes limit is
+// locked as manifest.Limits.ProcessesDefault whatever this machine can
+// count (each start applies it where the processes can be counted), so
+// that the lock does not depend on who makes it: root, another user, a
+// host with a delegated cgroup (DESIGN.md §4, a lock is portable). nil
+// means no limit at all.
 func (r resolvedLimits) enforceable(m string, uid uint32, tool, block string) (*manifest.Limits, error) {
 	l := r.limits
-	refusal := sandbox.LimitsRefusal(runspec.Limits(&l), sandbox.Mechanism(m), uid, sandbox.DetectCgroup())
-	if refusal != nil && refusal.Field == sandbox.FieldLimitProcesses && r.processes == nil {
-		l.Processes = 0
-		refusal = nil
+	asked := runspec.Limits(&l)
+	if r.processes == nil && l.Processes != 0 {
+		l.ProcessesDefault = true
+		asked.Processes = 0
 	}
+	refusal := sandbox.LimitsRefusal(asked, sandbox.Mechanism(m), uid, sandbox.DetectCgroup())
 	if refusal != nil {
 		d := &Diagnostic{Block: block, Msg: refusal.Error(), Fix: refusal.Fix, Err: refusal}
 		refusal.Tool = tool // after the message: the block already names it

@@ -71,17 +71,27 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-// A default processes limit that nothing on this machine can count for
-// the tool is left out of the lock; one the operator wrote is refused,
-// located at the attribute and naming the field.
+// The default processes limit is locked the same whoever locks and
+// whatever the machine counts (a lock committed by root passes
+// `lock --check` as another user, and the reverse), marked as the default
+// for each start to apply where it can; one the operator wrote is refused
+// where nothing counts it, located at the attribute and naming the field.
 func TestProcessesLimitEnforceable(t *testing.T) {
 	if sandbox.DetectCgroup().Pids {
 		t.Skip("cgroup v2 pids is delegated here: every processes limit holds")
 	}
 	r := resolveLimits(nil)
 	l, err := r.enforceable("none", 0, "t", `tool "t"`)
-	if err != nil || l == nil || l.Processes != 0 || l.MemoryBytes != DefaultMemory {
-		t.Fatalf("defaults under none as root: %+v, %v; want every default but processes", l, err)
+	if err != nil || l == nil || l.Processes != DefaultProcesses || !l.ProcessesDefault || l.MemoryBytes != DefaultMemory {
+		t.Fatalf("defaults under none as root: %+v, %v; want every default, processes marked as the default", l, err)
+	}
+	for _, who := range []struct {
+		m   string
+		uid uint32
+	}{{"bwrap", 0}, {"bwrap", 65534}, {"landlock", 0}, {"landlock", 1000}} {
+		if o, err := r.enforceable(who.m, who.uid, "t", `tool "t"`); err != nil || o == nil || *o != *l {
+			t.Fatalf("defaults under %s as uid %d: %+v, %v; want the lock of none as root, %+v", who.m, who.uid, o, err, l)
+		}
 	}
 	cfg, err := Load(filepath.Join("testdata", "load", "limits_good.hcl"))
 	if err != nil {
@@ -94,7 +104,7 @@ func TestProcessesLimitEnforceable(t *testing.T) {
 		t.Fatalf("processes = 256 under landlock as root: %v (fix %q)", err, d.Fix)
 	}
 	// The twin: bwrap for another user counts the sandbox's processes.
-	if l, err := resolveLimits(nil, cfg.Limits).enforceable("bwrap", 65534, "t", `tool "t"`); err != nil || l.Processes != 256 {
+	if l, err := resolveLimits(nil, cfg.Limits).enforceable("bwrap", 65534, "t", `tool "t"`); err != nil || l.Processes != 256 || l.ProcessesDefault {
 		t.Fatalf("bwrap as nobody: %+v, %v", l, err)
 	}
 }

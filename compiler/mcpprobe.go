@@ -312,9 +312,9 @@ func (p *prober) mcpEnvdir(d *MCPServerDecl) (string, error) {
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(p.cfg.Dir, dir)
 	}
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+	if msg, fix := envdirProblem(abs); msg != "" {
 		return "", &Diagnostic{File: d.Range.Filename, Line: d.Range.Start.Line, Col: d.Range.Start.Column, Block: d.Block,
-			Msg: fmt.Sprintf("envdir %q does not exist", abs), Fix: "create it with one file per variable (daemontools envdir)"}
+			Msg: msg, Fix: fix}
 	}
 	return filepath.ToSlash(dir), nil
 }

@@ -3,6 +3,7 @@ package compiler
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -146,8 +147,8 @@ func (p *prober) resolveRuntime(t *ToolDecl, d *protocol.Describe) (manifest.Run
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(p.cfg.Dir, dir)
 		}
-		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return rt, fail("runtime.envdir", fmt.Sprintf("envdir %q does not exist", abs), "create it with one file per variable (daemontools envdir)")
+		if msg, fix := envdirProblem(abs); msg != "" {
+			return rt, fail("runtime.envdir", msg, fix)
 		}
 		rt.Envdir = filepath.ToSlash(dir)
 	}
@@ -242,4 +243,26 @@ func refusal(t *ToolDecl, err error) error {
 		d.Fix = r.Fix
 	}
 	return d
+}
+
+// envdirProblem says what stops toolbox from reading the envdir at abs, a
+// message naming it and the fix, or "" when it is a directory toolbox can
+// reach. A directory this user cannot search (an envdir root of mode 0700
+// owned by another user, as a check run by CI as another user meets) is
+// said as such, not as missing.
+func envdirProblem(abs string) (msg, fix string) {
+	st, err := os.Stat(abs)
+	switch {
+	case err == nil && st.IsDir():
+		return "", ""
+	case err == nil:
+		return fmt.Sprintf("envdir %q is not a directory", abs), "make it a directory holding one file per variable (daemontools envdir)"
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("envdir %q does not exist", abs), "create it with one file per variable (daemontools envdir)"
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Sprintf("envdir %q cannot be reached by uid %d: %v", abs, os.Geteuid(), errors.Unwrap(err)),
+			"run toolbox as the user the envdir root belongs to, or let this user read it (it holds secrets: grant a group, not everyone)"
+	default:
+		return fmt.Sprintf("envdir %q: %v", abs, err), "make it a directory toolbox can read, one file per variable (daemontools envdir)"
+	}
 }

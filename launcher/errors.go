@@ -88,3 +88,8 @@ func ExitCode(err error) int {
 
 // relockFix is the fix for anything the lock no longer matches.
 const relockFix = "run `toolbox lock` to re-probe and lock the toolbox again"
+
+// restoreFix is the fix for a locked binary that is missing: build or
+// restore it where the lock names it (a fresh clone has not built its
+// plugins), else drop it from the toolbox and lock.
+const restoreFix = "build or restore it at that path (a Go plugin: go build -trimpath, which gives the bytes the lock pins), or, if it is gone on purpose, remove it from the toolbox file and run `toolbox lock`"

@@ -318,7 +318,7 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	red := NewRedactor(secrets)
+	red := NewRedactor(append(secrets, runspec.ToolSecrets(filepath.Dir(req.LockPath), req.Lock, toolName)...))
 	// Argument errors name what the caller called: the capability, whose
 	// args every backend shares, or the tool.
 	called := toolName

@@ -116,7 +116,9 @@ func openRefused(err error, what string, refusal func(*sandbox.RefusalError) err
 	case errors.As(err, &he):
 		re := &RefusedError{What: fmt.Sprintf("%s %s since the lock", what, he), Fix: relockFix}
 		if errors.Is(err, fs.ErrNotExist) {
-			re.Err = ErrNotFound
+			// Most often a built binary (a plugin) a fresh clone has not
+			// built yet: relocking would only fail on it.
+			re.Err, re.Fix = ErrNotFound, restoreFix
 		}
 		return re
 	}

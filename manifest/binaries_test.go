@@ -154,7 +154,7 @@ func TestDiffBinaryOnce(t *testing.T) {
 	got := Diff(a, b)
 	want := []string{
 		`binary "multi": binary changed (sha256 cccccccccccc -> eeeeeeeeeeee)`,
-		`binary "multi": describe document changed`,
+		`binary "multi": describe document changed: description changed: "a tool of many commands" -> "changed"`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Diff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

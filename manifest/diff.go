@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Diff says what changed from prev (the lock on disk) to next (the lock the
@@ -144,7 +145,13 @@ func (d *differ) fields(at string, a, b *Tool) {
 	d.str(at+": kind", a.Kind, b.Kind)
 	d.str(at+": path", a.Path, b.Path)
 	if a.SHA256 != b.SHA256 {
-		d.addf("%s: binary changed (sha256 %s -> %s)", at, short(a.SHA256), short(b.SHA256))
+		// A Go plugin built from the same source in a clone at another
+		// path differs unless built with -trimpath (DESIGN.md §4).
+		hint := ""
+		if a.Kind == KindPlugin && b.Kind == KindPlugin {
+			hint = "; a plugin rebuilt from the same source differs unless built reproducibly: go build -trimpath, the same Go version"
+		}
+		d.addf("%s: binary changed (sha256 %s -> %s)%s", at, short(a.SHA256), short(b.SHA256), hint)
 	}
 	d.str(at+": platform", a.Platform, b.Platform)
 	if a.PluginProtocol != b.PluginProtocol {
@@ -154,7 +161,7 @@ func (d *differ) fields(at string, a, b *Tool) {
 		d.addf("%s: protocol %d -> %d", at, a.Protocol, b.Protocol)
 	}
 	if !sameJSON(a.Describe, b.Describe) {
-		d.addf("%s: describe document changed", at)
+		d.addf("%s: describe document changed%s", at, jsonChanges(a.Describe, b.Describe))
 	}
 	if !sameJSON(a.Bindings, b.Bindings) {
 		d.addf("%s: bindings changed", at)
@@ -249,6 +256,30 @@ func showIdentity(id *Identity) string {
 
 // sameJSON compares two values by their canonical encoding; values that do
 // not encode count as different.
+// maxJSONChanges is how many changes jsonChanges names.
+const maxJSONChanges = 5
+
+// jsonChanges says where the JSON encodings of a and b differ (JSONDiff),
+// as ": args[0].description changed: "a" -> "b"; ...", at most
+// maxJSONChanges of them then "and N more"; "" when either cannot be
+// encoded.
+func jsonChanges(a, b any) string {
+	ea, errA := json.Marshal(a)
+	eb, errB := json.Marshal(b)
+	if errA != nil || errB != nil {
+		return ""
+	}
+	lines := JSONDiff(ea, eb)
+	if len(lines) == 0 {
+		return ""
+	}
+	more := ""
+	if n := len(lines) - maxJSONChanges; n > 0 {
+		lines, more = lines[:maxJSONChanges], fmt.Sprintf(" and %d more", n)
+	}
+	return ": " + strings.Join(lines, "; ") + more
+}
+
 func sameJSON(a, b any) bool {
 	ea, errA := canonicalJSON(a)
 	eb, errB := canonicalJSON(b)

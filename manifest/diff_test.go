@@ -51,10 +51,16 @@ func TestDiff(t *testing.T) {
 			`tool "read_file": protocol 1 -> 2`,
 		}},
 		{"describe", func(l *Lock) { l.Tools["read_file"].Describe.Args[0].Description = "a file" },
-			[]string{`tool "read_file": describe document changed`}},
+			[]string{`tool "read_file": describe document changed: args[0].description changed: "the file" -> "a file"`}},
 		{"describe event schema", func(l *Lock) {
 			l.Tools["search_rg"].Describe.Process.Output.Event = []byte(`{"type":"array"}`)
-		}, []string{`tool "search_rg": describe document changed`}},
+		}, []string{`tool "search_rg": describe document changed: process.output.event.properties removed (was {"a":{"maximum":1.50,"type":"integer"},"z":{"type":"string"}}); process.output.event.type changed: "object" -> "array"`}},
+		{"describe, several places", func(l *Lock) {
+			d := l.Tools["read_file"].Describe
+			d.Description = "new"
+			d.Slug = "rf"
+		}, []string{`tool "read_file": describe document changed: description changed: "Read a file <with> & ranges." -> "new"; slug changed: "read_file" -> "rf"`}},
+
 		{"runtime", func(l *Lock) {
 			r := &l.Tools["search_rg"].Runtime
 			r.Mechanism = "landlock"
@@ -105,6 +111,18 @@ func TestDiff(t *testing.T) {
 				t.Errorf("Diff is not deterministic")
 			}
 		})
+	}
+}
+
+// A plugin whose binary changed gets the hint that a Go build is only
+// reproducible with -trimpath (a clone at another path differs without).
+func TestDiffPluginBinary(t *testing.T) {
+	prev, next := testLock(), testLock()
+	prev.Tools["read_file"].Kind, next.Tools["read_file"].Kind = KindPlugin, KindPlugin
+	next.Tools["read_file"].SHA256 = hashOf('0')
+	got := Diff(prev, next)
+	if len(got) != 1 || !strings.HasPrefix(got[0], `tool "read_file": binary changed (sha256 bbbbbbbbbbbb -> 000000000000); `) || !strings.Contains(got[0], "go build -trimpath") {
+		t.Errorf("Diff = %q, want the binary change with the -trimpath hint", got)
 	}
 }
 

@@ -20,6 +20,13 @@ type Limits struct {
 	CPUSeconds    uint64 `json:"cpu_seconds,omitempty"`
 	Processes     uint64 `json:"processes,omitempty"`
 	TmpSizeBytes  uint64 `json:"tmp_size_bytes,omitempty"`
+	// ProcessesDefault says Processes is the default, not a value the
+	// toolbox file sets: a start applies it where the tool's processes can
+	// be counted (sandbox.LimitsRefusal: a delegated cgroup v2, or bwrap as
+	// a uid other than 0) and leaves it out elsewhere, where a value the
+	// operator wrote is refused. It keeps the lock the same whoever makes
+	// it (root or not, with or without a cgroup), DESIGN.md §4.
+	ProcessesDefault bool `json:"processes_default,omitempty"`
 }
 
 // minTmpSize is the least tmp size the toolbox file accepts (one page).
@@ -59,6 +66,9 @@ func (l *Limits) String() string {
 	}
 	if len(parts) == 0 {
 		return "none"
+	}
+	if l.ProcessesDefault {
+		parts = append(parts, "(processes: the default, where countable)")
 	}
 	return strings.Join(parts, " ")
 }

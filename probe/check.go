@@ -3,6 +3,8 @@ package probe
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolbox-dev/toolbox/manifest"
@@ -25,7 +27,26 @@ type PluginCheck func(ctx context.Context, cmd sandbox.Command, spec *sandbox.Sp
 // (runspec.NewTrust at run time). plugin may be nil when t is not a plugin
 // tool. The binary is opened once and must still have t.SHA256; what runs
 // is that descriptor (sandbox.Command.Exe), never a file swapped in since.
+//
+// The values of the tool's envdir (runspec.EnvdirSecrets) are redacted
+// from the result's detail and fix: the lock that keeps them is committed.
 func Check(ctx context.Context, lockDir string, t *manifest.Tool, trust *runspec.Trust, allowlist, callerEnv []string, timeout time.Duration, plugin PluginCheck) manifest.Probe {
+	p := check(ctx, lockDir, t, trust, allowlist, callerEnv, timeout, plugin)
+	if secrets := runspec.EnvdirSecrets(lockDir, t); len(secrets) > 0 {
+		slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+		for _, s := range secrets {
+			p.Detail = strings.ReplaceAll(p.Detail, s, redacted)
+			p.Fix = strings.ReplaceAll(p.Fix, s, redacted)
+		}
+	}
+	return p
+}
+
+// redacted replaces a secret in a probe result, as launcher.Redacted does
+// in a call's report.
+const redacted = "[redacted]"
+
+func check(ctx context.Context, lockDir string, t *manifest.Tool, trust *runspec.Trust, allowlist, callerEnv []string, timeout time.Duration, plugin PluginCheck) manifest.Probe {
 	if t.Describe == nil || !t.Describe.Check {
 		return manifest.Probe{Status: manifest.StatusUnverified, Detail: "the tool declares no check"}
 	}
@@ -61,7 +82,7 @@ func Check(ctx context.Context, lockDir string, t *manifest.Tool, trust *runspec
 		if f := c.Failure("check", timeout); f != nil {
 			detail = f.Error()
 		}
-		return manifest.Probe{Status: manifest.StatusFailed, Detail: detail, Fix: "`TOOL check` must print {\"ok\": bool, \"detail\": ..., \"fix\": ...}"}
+		return manifest.Probe{Status: manifest.StatusFailed, Detail: detail, Fix: crashFix(spec, c.Code)}
 	}
 	if !res.OK || c.Code != 0 {
 		if res.Detail == "" {
@@ -74,4 +95,22 @@ func Check(ctx context.Context, lockDir string, t *manifest.Tool, trust *runspec
 		return manifest.Probe{Status: manifest.StatusFailed, Detail: res.Detail, Fix: res.Fix}
 	}
 	return manifest.Probe{Status: manifest.StatusOK, Detail: res.Detail}
+}
+
+// crashFix is the fix for a check that printed no valid result and exited
+// with code: a check that could not run a program (126: not executable or
+// not permitted, 127: not found) inside its sandbox is most often running
+// one the sandbox does not grant (an interpreter shim under $HOME, a tool
+// in /opt); one that failed otherwise is to be read in its stderr (the
+// detail); one that exited 0 printed the wrong thing.
+func crashFix(spec *sandbox.Spec, code int) string {
+	const protocolFix = "`TOOL check` must print {\"ok\": bool, \"detail\": ..., \"fix\": ...}"
+	sandboxed := spec != nil && spec.Mechanism != "" && spec.Mechanism != sandbox.None
+	switch {
+	case (code == 126 || code == 127) && sandboxed:
+		return fmt.Sprintf("a program the check runs could not be executed in its %s sandbox (exit %d): it sees only the system directories (/usr, /bin, /lib*), its own directory and its fs.read paths; call a program there (e.g. /usr/bin/python3, not a shim under $HOME) or add the program's directory to runtime.sandbox.fs.read, then run `toolbox lock`", spec.Mechanism, code)
+	case code != 0:
+		return fmt.Sprintf("the check exited %d before printing its result (its stderr is in the detail): make it run, and print %s", code, protocolFix[len("`TOOL check` must print "):])
+	}
+	return protocolFix
 }

@@ -100,12 +100,13 @@ func MCPServerSpec(lockDir string, l *manifest.Lock, name string, trust *Trust) 
 		return nil, fmt.Errorf("mcp server %q is not in the lock: run toolbox lock", name)
 	}
 	exe := resolve(lockDir, srv.Command[0])
-	spec := &sandbox.Spec{Mechanism: sandbox.None, ToolDir: filepath.Dir(exe), Limits: Limits(srv.Limits)}
+	spec := &sandbox.Spec{Mechanism: sandbox.None, ToolDir: filepath.Dir(exe)}
 	if trust != nil {
 		spec.Protected, spec.Hidden, spec.Bwrap = trust.Protected, trust.Hidden, trust.Bwrap
 	}
 	sb := srv.Sandbox
 	if sb == nil {
+		setLimits(spec, srv.Limits)
 		return spec, nil
 	}
 	m := sandbox.Mechanism(srv.Mechanism)
@@ -116,6 +117,7 @@ func MCPServerSpec(lockDir string, l *manifest.Lock, name string, trust *Trust) 
 		return nil, fmt.Errorf("mcp server %q is locked with %q and needs the lock's trusted paths (runspec.NewTrust)", name, m)
 	}
 	spec.Mechanism, spec.NetNone, spec.TmpPrivate = m, sb.Net == "none", sb.Tmp == "private"
+	setLimits(spec, srv.Limits)
 	d := declared{base: lockDir, readField: "sandbox.fs.read", writeField: "sandbox.fs.write", locked: srv.Paths, lockDir: lockDir,
 		owner: fmt.Sprintf("mcp server %q", name)}
 	if err := d.grant(spec, sb.FS, trust); err != nil {
@@ -164,13 +166,39 @@ func MCPSecrets(lockDir string, l *manifest.Lock, name string) []string {
 	if s == nil || s.Envdir == "" {
 		return nil
 	}
-	vars, err := ReadEnvdir(resolve(lockDir, s.Envdir))
+	return envdirSecrets(resolve(lockDir, s.Envdir), s.TokenEnv)
+}
+
+// ToolSecrets are the values of the envdir of the locked tool name (a tool
+// or a plugin) of at least MinMCPSecret bytes: the envdir root holds every
+// tool's keys (DESIGN.md §3), so what a call reports (output, results,
+// errors, logs) redacts them as it redacts secret bindings and an MCP
+// server's envdir. nil when the tool has no envdir or it cannot be read
+// (the start then fails with the reason).
+func ToolSecrets(lockDir string, l *manifest.Lock, name string) []string {
+	return EnvdirSecrets(lockDir, l.Tools[name])
+}
+
+// EnvdirSecrets is ToolSecrets of the locked tool t (nil: none), whose
+// paths are relative to lockDir: what its check's probe result, written
+// into the lock and shown by check --probe, must not hold either.
+func EnvdirSecrets(lockDir string, t *manifest.Tool) []string {
+	if t == nil || t.Runtime.Envdir == "" {
+		return nil
+	}
+	return envdirSecrets(resolve(lockDir, t.Runtime.Envdir), "")
+}
+
+// envdirSecrets reads the envdir dir: its values of at least MinMCPSecret
+// bytes, and the value of token whatever its length.
+func envdirSecrets(dir, token string) []string {
+	vars, err := ReadEnvdir(dir)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for k, v := range vars {
-		if v != nil && (len(*v) >= MinMCPSecret || (k == s.TokenEnv && *v != "")) {
+		if v != nil && (len(*v) >= MinMCPSecret || (token != "" && k == token && *v != "")) {
 			out = append(out, *v)
 		}
 	}

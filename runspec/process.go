@@ -67,9 +67,10 @@ func CommandSpec(lockPath string, l *manifest.Lock, trust *Trust) (*sandbox.Spec
 	switch {
 	case lim == nil:
 	case spec == nil:
-		spec = &sandbox.Spec{Mechanism: sandbox.None, Limits: Limits(lim)}
+		spec = &sandbox.Spec{Mechanism: sandbox.None}
+		setLimits(spec, lim)
 	default:
-		spec.Limits = Limits(lim)
+		setLimits(spec, lim)
 	}
 	return spec, nil
 }

@@ -200,6 +200,6 @@ func Spec(lockDir string, t *manifest.Tool, trust *Trust) (*sandbox.Spec, error)
 	// as uid 0, sandbox.Spec.UnixSockets). Its socket directory is added
 	// at start (sandbox.Spec.ForPlugin).
 	spec.UnixSockets = t.Kind == manifest.KindPlugin && spec.Mechanism != sandbox.None
-	spec.Limits = Limits(t.Runtime.Limits)
+	setLimits(spec, t.Runtime.Limits)
 	return spec, nil
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/internal/shq"
 )
 
 // checkReachable refuses (FieldRunAs) a start under run_as whose user
@@ -75,7 +77,7 @@ func checkReachable(s *Spec, c Command, m Mechanism) error {
 		if d != "" {
 			st := fi.Sys().(*syscall.Stat_t)
 			return refuse(FieldRunAs, m,
-				fmt.Sprintf("let uid %d search %s (e.g. chmod o+x %s), or keep %s where that user can reach it (for the shared tmp: a TMPDIR open to all, such as /tmp), or remove run_as", id.UID, d, d, n.what),
+				fmt.Sprintf("let uid %d search %s (e.g. chmod o+x %s), or keep %s where that user can reach it (for the shared tmp: a TMPDIR open to all, such as /tmp), or remove run_as", id.UID, d, shq.Quote(d), n.what),
 				"the run_as user (uid %d) cannot search %s (mode %#o, owner %d:%d), on the way to %s %s", id.UID, d, fi.Mode().Perm(), st.Uid, st.Gid, n.what, n.path)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolbox-dev/toolbox/internal/shq"
 )
 
 // The shared tmp's size bound (DESIGN.md §6, decision D6): where toolbox
@@ -123,7 +125,7 @@ func mountSharedTmp(parentPath, name string, size uint64) error {
 	defer unix.Close(fd)
 	switch {
 	case cur.mountRoot && !cur.tmpfs:
-		return fmt.Errorf("shared tmp %q is the mount point of something other than a tmpfs: unmount it (umount %s)", path, path)
+		return fmt.Errorf("shared tmp %q is the mount point of something other than a tmpfs: unmount it (umount %s)", path, shq.Quote(path))
 	case cur.mountRoot && cur.size == want:
 		return nil
 	case cur.mountRoot:
@@ -207,7 +209,7 @@ func newSharedTmpMount(fd int, path string, size uint64) error {
 func resizeSharedTmp(fd int, path string, cur sharedTmpState, want uint64) error {
 	if cur.used > want {
 		return fmt.Errorf("shared tmp %q holds %s, more than the toolbox's tmp_size %s: remove files from it, raise tmp_size in the toolbox file's limits block (then toolbox lock), or unmount it (umount %s; its files are lost)",
-			path, FormatSize(cur.used), FormatSize(want), path)
+			path, FormatSize(cur.used), FormatSize(want), shq.Quote(path))
 	}
 	pfd, err := unix.Fspick(fd, "", unix.FSPICK_EMPTY_PATH|unix.FSPICK_CLOEXEC|unix.FSPICK_NO_AUTOMOUNT|unix.FSPICK_SYMLINK_NOFOLLOW)
 	if errors.Is(err, unix.EPERM) {

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,7 +106,7 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	}
 	spec, err := runspec.CommandSpec(lockPath, lock, trust)
 	if err != nil {
-		return Status{}, fmt.Errorf("running a command: %w", err)
+		return Status{}, withFix(fmt.Errorf("running a command: %w", err))
 	}
 	var env []string
 	if spec == nil || spec.Mechanism == sandbox.None {
@@ -131,13 +132,13 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	}
 	p, err := s.reserve(sessionID, reservation{kind: KindCommand, tool: CommandTool, name: c.Name, label: c.Label, command: c.Cmd, plan: plan})
 	if err != nil {
-		return Status{}, fmt.Errorf("running a command: %w", err)
+		return Status{}, withFix(fmt.Errorf("running a command: %w", err))
 	}
 	// The inline waiter registers before the command can finish, so a
 	// command that ends within the wait is never also mailed (inline.go).
 	p.beginInline()
 	if err := p.launchRecorded(); err != nil {
-		return Status{}, fmt.Errorf("running a command: %w", err)
+		return Status{}, withFix(fmt.Errorf("running a command: %w", err))
 	}
 	<-p.readyCh // immediate: answered at once
 	wait := c.Wait
@@ -304,4 +305,16 @@ func uniq(paths []string) []string {
 		}
 	}
 	return out
+}
+
+// withFix adds to err's text the fix of the *sandbox.RefusalError it
+// wraps, when the text lacks it: the daemon passes errors on as text, and
+// a refusal at start (a landlock write grant over the lock, say) must say
+// what to do, as `toolbox run` does.
+func withFix(err error) error {
+	var r *sandbox.RefusalError
+	if errors.As(err, &r) && r.Fix != "" && !strings.Contains(err.Error(), r.Fix) {
+		return fmt.Errorf("%w; %s", err, r.Fix)
+	}
+	return err
 }

@@ -152,7 +152,7 @@ func planTool(in planInput) (*toolPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	red := launcher.NewRedactor(secrets)
+	red := launcher.NewRedactor(append(secrets, runspec.ToolSecrets(filepath.Dir(in.lockPath), in.lock, tool)...))
 	inv, err := protocol.Encode(args, values)
 	if err != nil {
 		return nil, red.Error(&launcher.ArgError{Tool: tool, Err: launcher.HideSecretArgs(t, err)})

@@ -177,3 +177,33 @@ printf '{"v":"%s"}\n' "$esc"; printf 'raw %s\n' "$TOKEN"; echo "err $TOKEN" >&2;
 	noSecret(t, "events as they arrived", live)
 	noSecret(t, "live stderr", errb.String())
 }
+
+// TestStreamRedactsEnvdir: the values of a tool's envdir (its keys) are
+// redacted like its secret bindings from a stream's events and stderr.
+func TestStreamRedactsEnvdir(t *testing.T) {
+	f := newFixture(t)
+	tool := f.AddTool(t, "gush", `esc=$(printf '%s' "$API_TOKEN" | sed 's/"/\\"/g')
+printf '{"v":"%s"}\n' "$esc"; echo "err $API_TOKEN" >&2`,
+		describe("gush", protocol.ProcessStream, &protocol.Process{Output: &protocol.Output{Framing: "jsonl"}}, nil))
+	env := filepath.Join(filepath.Dir(f.LockPath), "env", "gush")
+	if err := os.MkdirAll(env, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(env, "API_TOKEN"), []byte(testSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tool.Runtime.Envdir = "env/gush"
+	var live []launcher.Event
+	var errb bytes.Buffer
+	res, err := RunStream(ctxT(t), StreamRequest{
+		LockPath: f.LockPath, Lock: f.Lock, Name: "gush", Session: "sess",
+		OnEvent: func(e launcher.Event) { live = append(live, e) },
+		Stderr:  &errb, CompileSchema: compileSchema,
+	})
+	if err != nil || res.Count != 1 {
+		t.Fatalf("stream: %+v, %v", res, err)
+	}
+	noSecret(t, "stream result", res)
+	noSecret(t, "events as they arrived", live)
+	noSecret(t, "live stderr", errb.String())
+}

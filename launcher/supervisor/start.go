@@ -65,7 +65,7 @@ func (s *Supervisor) Start(ctx context.Context, sessionID, name string, args map
 		return Handle{}, fmt.Errorf("starting %q: %w", name, err)
 	}
 	if err := p.launchRecorded(); err != nil {
-		return Handle{}, fmt.Errorf("starting %q: %w", name, err)
+		return Handle{}, withFix(fmt.Errorf("starting %q: %w", name, err))
 	}
 	select {
 	case err := <-p.readyCh:

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolbox-dev/toolbox/internal/shq"
 	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
@@ -38,7 +39,7 @@ func claimStateDir(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("state dir %q belongs to uid %d, not to this user (uid %d); choose another --state-dir", dir, uid, os.Getuid())
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("state dir %q is mode %#o: others could reach the daemon's socket; run `chmod 700 %s` or choose another --state-dir", dir, perm, dir)
+		return nil, fmt.Errorf("state dir %q is mode %#o: others could reach the daemon's socket; run `chmod 700 %s` or choose another --state-dir", dir, perm, shq.Quote(dir))
 	}
 	path := filepath.Join(dir, PIDFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)

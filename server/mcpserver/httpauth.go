@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/toolbox-dev/toolbox/internal/atomicfile"
+	"github.com/toolbox-dev/toolbox/internal/shq"
 	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
@@ -182,7 +183,7 @@ func ReadTokenFile(path string) (string, error) {
 		return "", fmt.Errorf("MCP token file %q is not a regular file", path)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return "", fmt.Errorf("MCP token file %q is mode %#o: others could read the token; run `chmod 600 %s`", path, perm, path)
+		return "", fmt.Errorf("MCP token file %q is mode %#o: others could read the token; run `chmod 600 %s`", path, perm, shq.Quote(path))
 	}
 	buf := make([]byte, 4096)
 	n, _ := f.Read(buf)
@@ -231,7 +232,7 @@ func EnsureTokenFile(path string) (token string, created bool, err error) {
 // checkOwnTokenFile refuses a token file toolbox did not make as it makes
 // them.
 func checkOwnTokenFile(path string, fi fs.FileInfo) error {
-	fix := fmt.Sprintf("remove it (`rm %s`) and toolbox serve makes a new one, or pass your own with --mcp-token-file", path)
+	fix := fmt.Sprintf("remove it (`rm %s`) and toolbox serve makes a new one, or pass your own with --mcp-token-file", shq.Quote(path))
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("MCP token file %q is not a regular file (%v); %s", path, fi.Mode().Type(), fix)
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/toolbox-dev/toolbox/internal/shq"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
 
@@ -16,6 +18,10 @@ type NoToolboxFileError struct {
 	// Path is the toolbox file looked for; From says where its name came
 	// from: "-f", "TOOLBOX_FILE" or "" (the default, ./toolbox.hcl).
 	Path, From string
+	// Nearest is, for the default, the closest toolbox file in the current
+	// directory's .toolbox/ or in a directory above (see nearestToolbox),
+	// relative to the current directory; "" when there is none.
+	Nearest string
 }
 
 func (e *NoToolboxFileError) Error() string {
@@ -24,6 +30,9 @@ func (e *NoToolboxFileError) Error() string {
 		dir, err := os.Getwd()
 		if err != nil {
 			dir = "."
+		}
+		if e.Nearest != "" {
+			fix = fmt.Sprintf("the nearest is %s: name it with -f %s (toolbox reads only the file it is given, never one it finds above)", e.Nearest, shq.Quote(e.Nearest))
 		}
 		return fmt.Sprintf("no toolbox file found: there is no %s in %s; %s", e.Path, dir, fix)
 	}
@@ -46,7 +55,41 @@ func (g *Globals) NeedToolboxFile() error {
 	case os.Getenv("TOOLBOX_FILE") != "":
 		from = "TOOLBOX_FILE"
 	}
-	return &NoToolboxFileError{Path: path, From: from}
+	e := &NoToolboxFileError{Path: path, From: from}
+	if from == "" {
+		e.Nearest = nearestToolbox()
+	}
+	return e
+}
+
+// nearestToolbox is the closest toolbox file a user standing in a project's
+// subdirectory means: toolbox.hcl or .toolbox/toolbox.hcl (the layout the
+// README suggests) in the current directory's .toolbox/ or in a directory
+// above, relative to the current directory; "" when there is none. It is
+// only named in the error, never used: a file above the project is not
+// something toolbox should start trusting by itself.
+func nearestToolbox() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for dir, depth := wd, 0; depth < 64; depth++ {
+		for _, name := range []string{"toolbox.hcl", filepath.Join(".toolbox", "toolbox.hcl")} {
+			p := filepath.Join(dir, name)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && p != filepath.Join(wd, "toolbox.hcl") {
+				if rel, err := filepath.Rel(wd, p); err == nil {
+					return rel
+				}
+				return p
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return ""
 }
 
 // ReadLock reads the lock of the toolbox file (manifest.LockPath), saying

@@ -9,12 +9,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/toolbox-dev/toolbox/compiler"
+	"github.com/toolbox-dev/toolbox/launcher/exposure"
 	"github.com/toolbox-dev/toolbox/manifest"
 )
 
@@ -128,6 +130,7 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 		}
 	} else {
 		printLockSummary(opts, res, path)
+		warnWorkspaceRefusals(opts, path, res.Lock)
 	}
 	if name := requiredWithoutBackend(res.Lock); name != "" {
 		return cli.WithCode(cli.ExitUsage, fmt.Errorf("%s was written, but %w", path, requiredError(name)))
@@ -214,4 +217,42 @@ func joinErrs(head string, errs []error) string {
 		}
 	}
 	return b.String()
+}
+
+// warnWorkspaceRefusals warns, after a lock of a toolbox file that sets a
+// default workspace, about each tool, MCP server and the builtin "process"
+// that a run on that workspace would refuse (a landlock write grant over
+// a workspace holding the toolbox, say), with the fix. The workspace is
+// chosen per call and never locked, so the lock stands; the operator who
+// set one learns now, not at the first call (check --probe has the whole
+// report).
+func warnWorkspaceRefusals(opts *LockOptions, path string, l *manifest.Lock) {
+	if l.Workspace == "" {
+		return
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return
+	}
+	xo := exposure.Options{StateDir: opts.StateDirInUse(), CallerEnv: os.Environ()}
+	trust := exposure.Trust(abs, l, xo)
+	if trust.WorkspaceErr != nil {
+		fmt.Fprintf(opts.IO.Err, "warning: runs without --workspace will be refused: %v\n", trust.WorkspaceErr)
+		return
+	}
+	entries := append(exposure.Tools(abs, l, xo), exposure.MCPServers(abs, l, xo)...)
+	if e := exposure.Process(abs, l, xo); e != nil {
+		e.Name = `builtin "process"`
+		entries = append(entries, *e)
+	}
+	for _, e := range entries {
+		if e.Refused == "" {
+			continue
+		}
+		line := fmt.Sprintf("warning: on the workspace %s, a run of %s would be refused: %s", trust.Workspace, e.Name, e.Refused)
+		if e.Fix != "" && !strings.Contains(e.Refused, e.Fix) {
+			line += "; " + e.Fix
+		}
+		fmt.Fprintln(opts.IO.Err, line)
+	}
 }
