@@ -65,7 +65,7 @@ func TestMarshalCanonicalForm(t *testing.T) {
       "sha256": "` + hashOf('b') + `"
     }
   },
-  "version": 2
+  "version": 3
 }
 `
 	got := mustMarshal(t, smallLock())
@@ -210,17 +210,17 @@ func TestUnmarshalStrict(t *testing.T) {
 		{"not json", "{", "decoding lock"},
 		{"trailing data", valid + "{}", "unexpected data after the top-level object"},
 		{"empty", "", "decoding lock"},
-		{"wrong version", edit(`"version": 2`, `"version": 1`), "lock format version is 1, this program reads version 2: run toolbox lock"},
-		{"wrong version and unknown keys", edit(`"version": 2`, `"version": 7, "new_key": {}`), "lock format version is 7"},
+		{"wrong version", edit(`"version": 3`, `"version": 1`), "lock format version is 1, this program reads version 3: run toolbox lock"},
+		{"wrong version and unknown keys", edit(`"version": 3`, `"version": 7, "new_key": {}`), "lock format version is 7"},
 		{"missing version", edit(`,
-  "version": 2`, ``), "lock format version is 0"},
+  "version": 3`, ``), "lock format version is 0"},
 		{"dangling backend", edit(`"backends": [
         "echo"`, `"backends": [
         "echo", "ghost"`), `capability "say": backend "ghost" is not a locked tool`},
 		{"dangling active", edit(`"active": "echo"`, `"active": "ghost"`), `capability "say": active "ghost" is not a locked tool`},
 		{"bad status", edit(`"status": "unverified"`, `"status": "fine"`), `tool "echo": probe.status is "fine"`},
 		// A duplicate key wins over the first: tools becomes null.
-		{"null tools", edit(`"version": 2`, `"version": 2, "tools": null`), `tools is missing`},
+		{"null tools", edit(`"version": 3`, `"version": 3, "tools": null`), `tools is missing`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := Unmarshal([]byte(tc.data))
@@ -234,12 +234,17 @@ func TestUnmarshalStrict(t *testing.T) {
 	}
 }
 
+// versionKey is the "version" member of a lock of format v, as Marshal
+// writes it.
+func versionKey(v int) string { return fmt.Sprintf(`"version": %d`, v) }
+
 func TestUnmarshalVersionErrorIsTyped(t *testing.T) {
-	data := strings.Replace(string(mustMarshal(t, smallLock())), `"version": 2`, `"version": 3`, 1)
+	next := FormatVersion + 1
+	data := strings.Replace(string(mustMarshal(t, smallLock())), versionKey(FormatVersion), versionKey(next), 1)
 	_, err := Unmarshal([]byte(data))
 	var ve *VersionError
-	if !errors.As(err, &ve) || ve.Version != 3 {
-		t.Fatalf("error = %v, want *VersionError{3}", err)
+	if !errors.As(err, &ve) || ve.Version != next {
+		t.Fatalf("error = %v, want *VersionError{%d}", err, next)
 	}
 }
 
@@ -247,7 +252,7 @@ func TestUnmarshalVersionErrorIsTyped(t *testing.T) {
 func TestUnmarshalCollectsEveryProblem(t *testing.T) {
 	data := `{
   "_comment": "edited",
-  "version": 2,
+  ` + versionKey(FormatVersion) + `,
   "sandbox": "chroot",
   "toolbox_file": {"path": "", "sha256": "ABC", "config_sha256": "ABC"},
   "tools": {

@@ -106,7 +106,7 @@ func TestReadMissing(t *testing.T) {
 
 func TestReadNamesThePath(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "toolbox.lock.json")
-	if err := os.WriteFile(path, []byte(`{"version": 2, "bogus": true}`), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{`+versionKey(FormatVersion)+`, "bogus": true}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Read(path)

@@ -18,8 +18,11 @@ const (
 // FormatVersion is the lock format this program reads and writes. 2 (issue
 // 10-14): bwrap pinned, declared paths' resolutions, limits, the builtin
 // "process"'s sandbox, multi-command binaries stored once, the toolbox
-// file's configuration digest, omit_send, plugin concurrency.
-const FormatVersion = 2
+// file's configuration digest, omit_send, plugin concurrency. 3 (day 5):
+// limits.processes_default, the default processes limit locked whoever
+// locks (a lock made by root and checked by another user matched no
+// longer in format 2).
+const FormatVersion = 3
 
 // HeaderText is the sentence every lock carries in Lock.Header (its
 // "_comment" key), so that a reader of the file knows who owns it.

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -97,7 +98,7 @@ func TestValidate(t *testing.T) {
 		{"empty allowlist", func(l *Lock) { l.EnvAllowlist = []string{} }, nil},
 		{"missing maps", func(l *Lock) { l.Tools, l.Capabilities = nil, nil },
 			[]string{`tools is missing`, `capabilities is missing`}},
-		{"wrong version", func(l *Lock) { l.Version = 0 }, []string{`version is 0, want 2`}},
+		{"wrong version", func(l *Lock) { l.Version = 0 }, []string{fmt.Sprintf("version is 0, want %d", FormatVersion)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := testLock()
