@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolbox-dev/toolbox/internal/testenv"
+	"github.com/toolbox-dev/toolbox/launcher/supervisor"
 	"github.com/toolbox-dev/toolbox/server/daemon/wire"
 )
 
@@ -76,14 +77,8 @@ func TestCloseHangsUpOnSilentClients(t *testing.T) {
 // service) gets an answer, not a reset, and Close does not wait for it
 // past its bound either.
 func TestCloseAnswersRequestsInFlight(t *testing.T) {
-	f := newFixture(t)
-	f.addEchoService(t, "echo")
-	d := f.serve(t)
+	d, h := servedEcho(t)
 	ctx := ctxT(t)
-	h, err := d.client.Start(ctx, wire.Request{Session: "s", Tool: "echo"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	answered := make(chan error, 1)
 	go func() {
 		_, err := d.client.Wait(ctx, "s", h.Process, 20*time.Second)
@@ -109,4 +104,17 @@ func TestCloseAnswersRequestsInFlight(t *testing.T) {
 func waitConns(t *testing.T, d *daemon, n int32) {
 	t.Helper()
 	testenv.Eventually(t, 10*time.Second, "the daemon serving the request", func() bool { return d.srv.active.Load() >= n })
+}
+
+// servedEcho serves a daemon with an echo service running in session s.
+func servedEcho(t *testing.T) (*daemon, supervisor.Handle) {
+	t.Helper()
+	f := newFixture(t)
+	f.addEchoService(t, "echo")
+	d := f.serve(t)
+	h, err := d.client.Start(ctxT(t), wire.Request{Session: "s", Tool: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, h
 }
