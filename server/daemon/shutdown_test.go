@@ -79,12 +79,16 @@ func TestCloseHangsUpOnSilentClients(t *testing.T) {
 func TestCloseAnswersRequestsInFlight(t *testing.T) {
 	d, h := servedEcho(t)
 	ctx := ctxT(t)
+	// The start's connection is done with (it counts until then).
+	testenv.Eventually(t, 10*time.Second, "the start's connection closed", func() bool { return d.srv.active.Load() == 0 })
 	answered := make(chan error, 1)
 	go func() {
 		_, err := d.client.Wait(ctx, "s", h.Process, 20*time.Second)
 		answered <- err
 	}()
-	// The wait is in flight once the daemon counts its connection.
+	// The wait is in flight once the daemon counts its connection
+	// (before, it may still be in the listener's backlog, which closing
+	// the listener resets).
 	waitConns(t, d, 1)
 	d.srv.Close()
 	select {
