@@ -38,7 +38,9 @@ func echoService(cancel *protocol.Cancel) *protocol.Describe {
 	}, &protocol.Runtime{Cancel: cancel})
 }
 
-func TestSendAnswersWithTheEventsEmitted(t *testing.T) {
+// startEcho starts the echo service in session sess.
+func startEcho(t *testing.T) (*Supervisor, Handle) {
+	t.Helper()
 	f := newFixture(t)
 	f.AddTool(t, "echo", echoScript, echoService(nil))
 	s := f.supervisor(t)
@@ -46,6 +48,11 @@ func TestSendAnswersWithTheEventsEmitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, h
+}
+
+func TestSendAnswersWithTheEventsEmitted(t *testing.T) {
+	s, h := startEcho(t)
 	res, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(`{ "op": "pattern", "value": "ERR" }`))
 	if err != nil {
 		t.Fatal(err)
@@ -331,13 +338,7 @@ func TestSendNeverBreaksThePipe(t *testing.T) {
 // ten at once, every answer held all ten events (an event came back in up
 // to 60 answers of 60 sends through serve).
 func TestConcurrentSendsGetTheirOwnAnswers(t *testing.T) {
-	f := newFixture(t)
-	f.AddTool(t, "echo", echoScript, echoService(nil))
-	s := f.supervisor(t)
-	h, err := s.Start(ctxT(t), "sess", "echo", nil, StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, h := startEcho(t)
 	const n = 10
 	var wg sync.WaitGroup
 	for i := range n {
