@@ -47,6 +47,9 @@ type proc struct {
 	lmu       sync.Mutex
 	listeners map[*listener]struct{}
 	nlisten   atomic.Int32
+	// sendTurn is held (one token) by the send whose answer window is
+	// open: sends to one process take turns (send.go).
+	sendTurn chan struct{}
 
 	mu        sync.Mutex
 	state     State
@@ -120,6 +123,7 @@ func newProc(s *Supervisor, id, sessionID string, r reservation) *proc {
 		stopCh:    make(chan struct{}),
 		killCh:    make(chan struct{}),
 		listeners: map[*listener]struct{}{},
+		sendTurn:  make(chan struct{}, 1),
 		slot:      -1,
 		state:     StateStarting,
 		since:     now,
@@ -169,6 +173,7 @@ func loadedProc(s *Supervisor, r Record) *proc {
 		stopCh:    make(chan struct{}),
 		killCh:    make(chan struct{}),
 		listeners: map[*listener]struct{}{},
+		sendTurn:  make(chan struct{}, 1),
 		slot:      -1,
 		state:     r.State, since: r.Since, started: r.Started,
 		exitCode: r.ExitCode, reason: r.Reason, restarts: r.Restarts, pid: r.PID, pidStart: r.PIDStart,

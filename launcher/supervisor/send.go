@@ -31,7 +31,10 @@ import (
 // schema, is a lines event that is not a one-line string, or is longer
 // than MaxSendBytes framed (or than the process's stdin pipe holds);
 // ErrNotRunning when the process is not running (starting, stopping,
-// restarting or finished). A process that does not make room in its stdin
+// restarting or finished); ctx's error when it ended while the send waited
+// for its turn. Sends to one process take turns: each waits until the
+// answer window of the one before it closed, so that an answer holds only
+// what its own event caused. A process that does not make room in its stdin
 // within Timing.StdinWrite fails the send with nothing written: an event
 // is written whole once the pipe has room for all of it, so a send never
 // leaves part of an event in the pipe (on Linux, where the pipe's room can
@@ -53,6 +56,17 @@ func (s *Supervisor) Send(ctx context.Context, sessionID, ref string, event json
 	}
 	if err != nil {
 		return SendResult{}, fmt.Errorf("sending to process %s (%s): %w", p.id, p.tool, err)
+	}
+	// Sends take turns, from before the write to the end of the answer
+	// window: the answer of one is what the service emitted after its
+	// event and before the next send's, never another send's events (ten
+	// concurrent sends each answered with all ten events).
+	select {
+	case p.sendTurn <- struct{}{}:
+		defer func() { <-p.sendTurn }()
+	case <-p.done:
+	case <-ctx.Done():
+		return SendResult{}, fmt.Errorf("sending to process %s (%s): waiting for the sends before it: %w", p.id, p.tool, ctx.Err())
 	}
 	p.mu.Lock()
 	in, state := p.inst, p.state

@@ -38,7 +38,9 @@ func echoService(cancel *protocol.Cancel) *protocol.Describe {
 	}, &protocol.Runtime{Cancel: cancel})
 }
 
-func TestSendAnswersWithTheEventsEmitted(t *testing.T) {
+// startEcho starts the echo service in session sess.
+func startEcho(t *testing.T) (*Supervisor, Handle) {
+	t.Helper()
 	f := newFixture(t)
 	f.AddTool(t, "echo", echoScript, echoService(nil))
 	s := f.supervisor(t)
@@ -46,6 +48,11 @@ func TestSendAnswersWithTheEventsEmitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, h
+}
+
+func TestSendAnswersWithTheEventsEmitted(t *testing.T) {
+	s, h := startEcho(t)
 	res, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(`{ "op": "pattern", "value": "ERR" }`))
 	if err != nil {
 		t.Fatal(err)
@@ -323,4 +330,34 @@ func TestSendNeverBreaksThePipe(t *testing.T) {
 		t.Fatalf("a send once the service reads: %v", err)
 	}
 	received(t, f, strings.Repeat(event+"\n", sent)+`"last"`+"\n")
+}
+
+// TestConcurrentSendsGetTheirOwnAnswers: sends to one service at once
+// (several agents' calls, or one agent's parallel tool calls) each get the
+// answer to their own event, never the events other sends caused: with
+// ten at once, every answer held all ten events (an event came back in up
+// to 60 answers of 60 sends through serve).
+func TestConcurrentSendsGetTheirOwnAnswers(t *testing.T) {
+	s, h := startEcho(t)
+	const n = 10
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			value := fmt.Sprintf("v%d", i)
+			res, err := s.Send(ctxT(t), "sess", h.Process, json.RawMessage(`{"op":"pattern","value":"`+value+`"}`))
+			if err != nil {
+				t.Errorf("send %s: %v", value, err)
+				return
+			}
+			want := `{"echo":{"op":"pattern","value":"` + value + `"}}`
+			var got []string
+			for _, e := range res.Events {
+				got = append(got, string(e.Event))
+			}
+			if len(got) != 1 || got[0] != want {
+				t.Errorf("send %s answered %v, want only %s", value, got, want)
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -166,6 +166,32 @@ func padded(data []byte, size int) []byte {
 	return out
 }
 
+// staleTempAge is how old a record's temporary file must be before a
+// starting supervisor removes it as the leftover of a crash: a write
+// renames its file within milliseconds, so one this old has no writer
+// (another live supervisor of the state dir may be writing a fresh one).
+const staleTempAge = time.Minute
+
+// removeStaleTemps removes the temporary files of record writes that a
+// killed supervisor left in stateDir (half written, never renamed), once
+// older than staleTempAge. Errors are ignored: they are leftovers.
+func removeStaleTemps(stateDir string) {
+	dir := filepath.Join(stateDir, recordsDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTempAge {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
+}
+
 func writeRecordAtomic(dir, path, id string, data []byte) error {
 	tmp, err := os.CreateTemp(dir, "."+id+".*.tmp")
 	if err != nil {

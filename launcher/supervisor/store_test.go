@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/toolbox-dev/toolbox/internal/locktest"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,5 +224,49 @@ func TestProcStartTimeTellsReusedPidsApart(t *testing.T) {
 	}
 	if (Owner{PID: 1 << 22, StartTime: st}).Alive() {
 		t.Error("a pid that does not exist is alive")
+	}
+}
+
+// TestCrashLeftoversOfRecordWritesAreRemoved: a supervisor killed between
+// creating a record's temporary file and renaming it leaves a half-written
+// file behind; the next supervisor on the state dir removes such files
+// once they are old enough that no live writer can still own them, and
+// keeps a fresh one (another live supervisor, an mcp of the same state
+// dir, may be writing it now) and every record.
+func TestCrashLeftoversOfRecordWritesAreRemoved(t *testing.T) {
+	state := t.TempDir()
+	dir := filepath.Join(state, recordsDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().Add(-time.Hour)
+	code := 0
+	rec := Record{ID: "p000001", Session: "s1", Kind: KindCommand, Tool: CommandTool, Command: "true", State: StateExited, ExitCode: &code, Since: started, Started: started, Owner: Owner{Instance: "gone", PID: 1 << 22, StartTime: 1}}
+	if err := writeRecord(state, rec); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, ".p000002.123456.tmp")
+	fresh := filepath.Join(dir, ".p000003.654321.tmp")
+	for _, p := range []string{stale, fresh} {
+		if err := os.WriteFile(p, []byte(`{"id": "p0000`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleTempAge)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the stale temporary file is still there (%v)", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh temporary file was removed: %v", err)
+	}
+	if list, _ := s.List("s1"); len(list) != 1 || list[0].Status != StateExited {
+		t.Errorf("session s1 = %+v, want its record kept", list)
 	}
 }

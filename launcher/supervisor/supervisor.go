@@ -280,6 +280,7 @@ func (s *Supervisor) logf(format string, args ...any) {
 // recover loads the records of dead supervisors, marking unfinished
 // processes lost.
 func (s *Supervisor) recover() {
+	removeStaleTemps(s.cfg.StateDir)
 	recs, err := ReadRecords(s.cfg.StateDir)
 	if err != nil {
 		s.logf("%v", err)

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolbox-dev/toolbox/launcher/supervisor"
@@ -27,6 +28,8 @@ const (
 	responseTimeout = 30 * time.Second
 	// drainTimeout bounds Close's wait for requests still being answered.
 	drainTimeout = 5 * time.Second
+	// closeWriteGrace bounds writing an answer once Close began.
+	closeWriteGrace = time.Second
 )
 
 // Options configure Listen.
@@ -66,6 +69,8 @@ type Server struct {
 	wg      sync.WaitGroup
 	connMu  sync.Mutex
 	closing bool
+	// active is the number of connections being answered (tests).
+	active atomic.Int32
 
 	closeOnce sync.Once
 	sockMu    sync.Mutex
@@ -157,6 +162,7 @@ func (s *Server) Serve(ctx context.Context, sup *supervisor.Supervisor) error {
 		}
 		go func() {
 			defer s.wg.Done()
+			defer s.active.Add(-1)
 			s.serveConn(conn)
 		}()
 	}
@@ -171,6 +177,7 @@ func (s *Server) track() bool {
 		return false
 	}
 	s.wg.Add(1)
+	s.active.Add(1)
 	return true
 }
 
@@ -213,6 +220,14 @@ func (s *Server) removeSocket() {
 // serveConn answers the one request of conn.
 func (s *Server) serveConn(conn *net.UnixConn) {
 	defer conn.Close()
+	// A client that never finishes its request, or never reads its
+	// answer, must not hold Close: once it begins, a read still waiting
+	// ends at once and the answer is given closeWriteGrace (a silent
+	// connection kept SIGTERM of serve waiting out drainTimeout).
+	defer context.AfterFunc(s.base, func() {
+		conn.SetReadDeadline(time.Unix(1, 0))
+		conn.SetWriteDeadline(time.Now().Add(closeWriteGrace))
+	})()
 	// The request is read (not parsed) before the peer is checked, so that
 	// a refused client gets its answer rather than a reset connection.
 	conn.SetReadDeadline(time.Now().Add(requestTimeout))
@@ -227,12 +242,17 @@ func (s *Server) serveConn(conn *net.UnixConn) {
 		return
 	}
 	if err != nil {
-		if !errors.Is(err, io.EOF) {
+		switch {
+		case s.base.Err() != nil:
+			s.respond(conn, nil, wire.Errorf(wire.CodeShuttingDown, "the daemon is stopping; the request was not read"))
+		case !errors.Is(err, io.EOF):
 			s.respond(conn, nil, wire.Errorf(wire.CodeBadRequest, "reading the request: %v", err))
 		}
 		return
 	}
-	conn.SetReadDeadline(time.Time{})
+	if s.base.Err() == nil {
+		conn.SetReadDeadline(time.Time{})
+	}
 	var req wire.Request
 	if err := json.Unmarshal(line, &req); err != nil {
 		s.respond(conn, nil, wire.Errorf(wire.CodeBadRequest, "the request is not a JSON object: %v", err))
@@ -267,6 +287,9 @@ func (s *Server) respond(conn *net.UnixConn, result any, e *wire.Error) {
 		return
 	}
 	conn.SetWriteDeadline(time.Now().Add(responseTimeout))
+	if s.base.Err() != nil { // Close began (its AfterFunc may have run first)
+		conn.SetWriteDeadline(time.Now().Add(closeWriteGrace))
+	}
 	conn.Write(append(line, '\n'))
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,13 +35,17 @@ type lineTransport struct {
 	w io.WriteCloser
 }
 
-func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+func (t *lineTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c := &lineConn{
 		w:        t.w,
 		closers:  []io.Closer{t.r, t.w},
 		incoming: make(chan jsonrpc.Message),
 		done:     make(chan struct{}),
+		writing:  make(chan struct{}, 1),
+		abandon:  make(chan struct{}),
 	}
+	// ctx is the Serve call's: its end is the server stopping.
+	context.AfterFunc(ctx, c.end)
 	go c.readLoop(bufio.NewReaderSize(t.r, 64<<10))
 	return c, nil
 }
@@ -50,7 +55,12 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 type lineConn struct {
 	w       io.Writer
 	closers []io.Closer
-	writeMu sync.Mutex
+	// writing holds one token while a line is being written: taken
+	// before a write and given back when the write returns, so that
+	// lines never interleave, and waited for together with done so that
+	// a write blocked on a client that stopped reading never holds up
+	// Close nor the writes after it.
+	writing chan struct{}
 
 	incoming chan jsonrpc.Message
 	readErr  error // why the read loop ended; set before incoming is closed
@@ -58,6 +68,23 @@ type lineConn struct {
 	done      chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+
+	// abandon is closed writeGrace after the input ended or the server
+	// began to stop (ending, once): from then on a write blocked on a
+	// client that does not read is given up.
+	abandon chan struct{}
+	ending  sync.Once
+}
+
+// writeGrace is how long, once the client closed its input or the server
+// began to stop, the answers still being written wait for the client to
+// read them before they are given up (DESIGN.md §7: a stopping server
+// exits within the longest stop grace + 1 s).
+const writeGrace = time.Second
+
+// end starts the write grace (idempotent).
+func (c *lineConn) end() {
+	c.ending.Do(func() { time.AfterFunc(writeGrace, func() { close(c.abandon) }) })
 }
 
 var _ mcp.Connection = (*lineConn)(nil)
@@ -66,6 +93,7 @@ var _ mcp.Connection = (*lineConn)(nil)
 // to Read and answering each invalid line itself.
 func (c *lineConn) readLoop(r *bufio.Reader) {
 	defer close(c.incoming)
+	defer c.end()
 	for {
 		line, tooLong, err := readLine(r, MaxMessageBytes)
 		if tooLong {
@@ -194,16 +222,45 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.writeLine(data)
 }
 
+// writeLine writes data and a newline. A client that stops reading (its
+// stdout pipe full) and closes stdin, or a server told to stop, must not
+// leave the server blocked forever in a write nobody reads (it was, SIGTERM
+// included: the SDK's close waits for the answers being written): once the
+// connection is closed, or writeGrace after the input ended or the server
+// began to stop, a write still blocked returns mcp.ErrConnectionClosed, and
+// so does every later one. The blocked write is left to end with the
+// stream.
 func (c *lineConn) writeLine(data []byte) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
+	select {
+	case c.writing <- struct{}{}:
+	case <-c.done:
+		return mcp.ErrConnectionClosed
+	case <-c.abandon:
+		return mcp.ErrConnectionClosed
+	}
 	select {
 	case <-c.done:
+		<-c.writing
+		return mcp.ErrConnectionClosed
+	case <-c.abandon:
+		<-c.writing
 		return mcp.ErrConnectionClosed
 	default:
 	}
-	_, err := c.w.Write(append(data, '\n'))
-	return err
+	written := make(chan error, 1)
+	go func() {
+		_, err := c.w.Write(append(data, '\n'))
+		<-c.writing
+		written <- err
+	}()
+	select {
+	case err := <-written:
+		return err
+	case <-c.done:
+		return mcp.ErrConnectionClosed
+	case <-c.abandon:
+		return mcp.ErrConnectionClosed
+	}
 }
 
 // Close closes both streams; it may be called more than once.

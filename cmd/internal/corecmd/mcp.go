@@ -170,9 +170,10 @@ func mcpRun(ctx context.Context, opts *MCPOptions) error {
 		closeSupervisor(opts, sup)
 		return fmt.Errorf("%w; run `toolbox lock`", err)
 	}
-	// SIGINT and SIGTERM end the connection like a closed stdin does: the
-	// session's processes are stopped before the exit.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// SIGINT, SIGTERM and SIGHUP (the terminal closed) end the connection
+	// like a closed stdin does: the session's processes are stopped with
+	// their declared cancel before the exit.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	if opts.Recheck > 0 {
 		m := health.New(health.Config{LockPath: lockPath, Lock: l, CallerEnv: env, TTL: opts.Recheck, Plugin: pluginprobe.Check, StateDir: mcpStateDir(opts), Workspace: ws, MCP: mcprun.Check})

@@ -28,7 +28,7 @@ type ServeOptions struct {
 	// LogBytes > 0 keeps each process's full output in log files under the
 	// state dir, each capped at this many bytes.
 	LogBytes int64
-	// Signals, when set, replaces SIGINT and SIGTERM as what ends the
+	// Signals, when set, replaces SIGINT, SIGTERM and SIGHUP as what ends the
 	// daemon (tests cancel a context instead).
 	Signals func(context.Context) (context.Context, context.CancelFunc)
 	// MCPHTTP is --mcp-http: a loopback address (127.0.0.1:PORT, [::1]:PORT,
@@ -63,8 +63,8 @@ func NewCmdServe(g *cli.Globals, runF func(*ServeOptions) error) *cobra.Command 
 		Long: `serve runs the daemon the process commands talk to (toolbox start, send,
 processes, inbox). It runs tools from the lock of -f (refused, with the fix,
 when missing or older than the toolbox file; re-read when ` + "`toolbox lock`" + ` rewrites
-it) and listens on <state dir>/serve.sock until SIGTERM or SIGINT, then stops
-every process with its declared cancel and exits.
+it) and listens on <state dir>/serve.sock until SIGTERM, SIGINT or SIGHUP, then
+stops every process with its declared cancel and exits.
 
 The state dir is --state-dir, else $XDG_STATE_HOME/toolbox, else
 ~/.local/state/toolbox. It is created mode 0700 and must not be reachable by
@@ -157,7 +157,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	notify := opts.Signals
 	if notify == nil {
 		notify = func(ctx context.Context) (context.Context, context.CancelFunc) {
-			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		}
 	}
 	sctx, stop := notify(ctx)
