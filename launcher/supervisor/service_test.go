@@ -470,3 +470,70 @@ func TestStartablePluginNamesTheFix(t *testing.T) {
 		t.Errorf("startable(plugin) = %v, want ErrNotStartable naming `toolbox run walk`", err)
 	}
 }
+
+// readyThenDone is a context whose Done channel is closed only once the
+// process's first start has been answered (readyCh holds the answer), so
+// that Start's select finds both ready and picks either.
+type readyThenDone struct {
+	context.Context
+	t    testing.TB
+	s    *Supervisor
+	done chan struct{}
+}
+
+func (c *readyThenDone) Done() <-chan struct{} {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.s.mu.Lock()
+		var answered bool
+		if sess := c.s.sessions["sess"]; sess != nil && len(sess.procs) > 0 {
+			answered = len(sess.procs[len(sess.procs)-1].readyCh) == 1 // the newest start's
+		}
+		c.s.mu.Unlock()
+		if answered {
+			return c.done
+		}
+		if time.Now().After(deadline) {
+			c.t.Error("the start was not answered within 10s")
+			return c.done
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (c *readyThenDone) Err() error { return context.Canceled }
+
+// A start canceled just as its process became ready stops the process
+// with its declared cancel (here SIGINT, on which it says bye and exits
+// 0), never with SIGKILL: Start's select picks either case at random, so
+// each of many rounds must come out so.
+func TestStartCanceledAtReadyStopsWithTheDeclaredCancel(t *testing.T) {
+	f := newFixture(t)
+	f.AddTool(t, "polite", `trap 'echo bye; exit 0' INT; echo ready; while :; do sleep 0.05; done`,
+		describe("polite", protocol.ProcessService, &protocol.Process{Ready: readyLineAt(`^ready$`)},
+			&protocol.Runtime{Cancel: &protocol.Cancel{Signal: "SIGINT"}}))
+	s := f.supervisor(t)
+	canceled := 0
+	for round := range 12 {
+		done := make(chan struct{})
+		close(done)
+		ctx := &readyThenDone{Context: context.Background(), t: t, s: s, done: done}
+		h, err := s.Start(ctx, "sess", "polite", nil, StartOptions{})
+		id := h.Process
+		if err != nil {
+			var se *StartError
+			if !errors.As(err, &se) || !errors.Is(err, context.Canceled) {
+				t.Fatalf("round %d: error = %v", round, err)
+			}
+			id = se.Process
+			canceled++
+		} else if _, err := s.Stop(ctxT(t), "sess", id, false); err != nil {
+			t.Fatal(err)
+		}
+		st := mustStatus(t, s, "sess", id)
+		if st.ExitCode == nil || *st.ExitCode != 0 || !strings.Contains(st.Stdout.Text, "bye") {
+			t.Fatalf("round %d (canceled %v): %+v exit %v tail %q: not stopped by its declared cancel", round, err != nil, st.Handle, st.ExitCode, st.Stdout.Text)
+		}
+	}
+	t.Logf("%d of 12 rounds took the cancel", canceled)
+}

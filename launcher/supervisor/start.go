@@ -74,6 +74,18 @@ func (s *Supervisor) Start(ctx context.Context, sessionID, name string, args map
 		}
 		return p.handle(), p.recordError()
 	case <-ctx.Done():
+		// A start canceled as the process became ready (select picks
+		// either when both are) stops it as Stop does, with its declared
+		// cancel: only a process that never got ready is killed outright.
+		select {
+		case err := <-p.readyCh:
+			if err == nil {
+				p.requestStop(false)
+				<-p.done
+				return Handle{}, &StartError{Process: p.id, Tool: p.tool, Reason: "start canceled as the process became ready; it was stopped with its declared cancel", Err: ctx.Err()}
+			}
+		default:
+		}
 		p.requestStop(true)
 		<-p.done
 		return Handle{}, &StartError{Process: p.id, Tool: p.tool, Reason: "start canceled before it was ready; the process was killed", Err: ctx.Err()}
