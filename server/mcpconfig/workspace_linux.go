@@ -136,4 +136,3 @@ func readNoFollow(path string, max int64) ([]byte, error) {
 	}
 	return inputfile.ReadAll(f, max, fmt.Sprintf("%q", path))
 }
-
