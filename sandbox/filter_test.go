@@ -92,6 +92,10 @@ func TestFilterDecisions(t *testing.T) {
 		{"socketpair", []uint64{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC}, allow},
 		{"socketpair", []uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET}, allow},
 		{"socketpair", []uint64{unix.AF_INET, unix.SOCK_STREAM}, family},
+		{"prlimit64", []uint64{0, unix.RLIMIT_NOFILE, 1, 0}, allow},
+		{"prlimit64", []uint64{1, unix.RLIMIT_NOFILE, 1, 0}, perm},
+		{"prlimit64", []uint64{4242, unix.RLIMIT_NOFILE, 0, 1}, perm},
+		{"prlimit64", []uint64{hi, unix.RLIMIT_NOFILE, 1, 0}, perm},
 	}
 	cases := []struct {
 		rules filterRules

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -223,6 +224,44 @@ func TestToolCannotSignalToolbox(t *testing.T) {
 				t.Fatalf("a bwrap tool signalled toolbox: %q", r.stdout)
 			case m == Landlock && r.stdout != "":
 				t.Fatalf("a landlock tool signalled toolbox or its helper: %q", r.stdout)
+			}
+		})
+	}
+}
+
+// A sandboxed tool cannot change the resource limits of a process outside
+// its sandbox: prlimit64 on another pid needs only the same uid (no
+// capability, no Landlock right, no signal scope), so a landlock tool as
+// root lowered RLIMIT_NOFILE of toolbox, its daemon, other tools' reapers
+// or any root process of the host. Twin: the tool still sets its own
+// limits (ulimit, `prlimit CMD`), and under None (unconfined) the call
+// reaches the process, so the check would see it.
+func TestToolCannotChangeLimitsOfOthers(t *testing.T) {
+	for _, m := range []Mechanism{None, Bwrap, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			victim := exec.Command("sleep", "60")
+			must(t, victim.Start())
+			t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+			pid := victim.Process.Pid
+			script := fmt.Sprintf(`prlimit --pid %d --nofile=7:7 2>/dev/null && echo changed
+ulimit -n 9 && ulimit -n
+prlimit --nofile=8:8 sh -c 'ulimit -n'`, pid)
+			r := runSh(t, pin(&Spec{Mechanism: m}), script)
+			limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+			must(t, err)
+			changed := regexp.MustCompile(`Max open files\s+7\s+7`).Match(limits)
+			if m == None {
+				if !changed || !strings.HasPrefix(r.stdout, "changed\n") {
+					t.Fatalf("twin: an unconfined tool did not reach the process: %q %q", r.stdout, r.stderr)
+				}
+				return
+			}
+			if changed || strings.Contains(r.stdout, "changed") {
+				t.Fatalf("a %s tool changed the limits of process %d outside its sandbox: %q", m, pid, r.stdout)
+			}
+			if r.stdout != "9\n8\n" {
+				t.Fatalf("twin: the tool could not set its own limits: %q %q", r.stdout, r.stderr)
 			}
 		})
 	}

@@ -140,6 +140,13 @@ func toolPolicies(r filterRules, info *arch.Info) []seccomp.Policy {
 	// no rule for it; bwrap's --disable-userns is a second line.
 	ps.denyIf(errnoPerm, "unshare", []seccomp.Condition{bitsSet(0, unix.CLONE_NEWUSER)})
 	ps.denyIf(errnoPerm, "clone", []seccomp.Condition{bitsSet(0, unix.CLONE_NEWUSER)})
+	// prlimit64 on another process needs only the same uid: no
+	// capability, no Landlock right or scope covers it, so without a pid
+	// namespace (landlock) a tool set the limits of toolbox, its daemon,
+	// other tools' helpers and any process of its uid on the host. pid 0
+	// (this process: getrlimit/setrlimit in libc and Go) stays allowed;
+	// the pid is compared on all 64 bits, so garbage above pid 0 is denied.
+	ps.denyIf(errnoPerm, "prlimit64", []seccomp.Condition{cond(0, seccomp.NotEqual, 0)})
 	// No typing into a terminal (TIOCSTI) or pasting a console selection
 	// into one (TIOCLINUX); with NoOwnerOps, no file attribute flags.
 	cmds := []uint32{unix.TIOCSTI, unix.TIOCLINUX}
