@@ -129,6 +129,20 @@ func TestFilterDecisions(t *testing.T) {
 			{"setxattr", nil, perm}, {"fremovexattr", nil, perm},
 			{"ioctl", []uint64{3, unix.FS_IOC_SETFLAGS}, perm}, {"ioctl", []uint64{3, fsIocFSSetXattr}, perm},
 			{"ioctl", []uint64{3, unix.FS_IOC_GETFLAGS}, allow},
+			{"sched_setaffinity", []uint64{4242, 8, 0}, allow}, // bwrap: a pid of its own sandbox
+			{"setpriority", []uint64{unix.PRIO_PROCESS, 4242, 19}, allow},
+		}},
+		{filterRules{SharedPIDs: true}, []call{
+			{"sched_setaffinity", []uint64{0, 8, 0}, allow}, {"sched_setaffinity", []uint64{4242, 8, 0}, perm},
+			{"sched_setaffinity", []uint64{hi, 8, 0}, perm},
+			{"sched_setscheduler", []uint64{4242, 0, 0}, perm}, {"sched_setparam", []uint64{4242, 0}, perm},
+			{"sched_setattr", []uint64{4242, 0, 0}, perm}, {"sched_setattr", []uint64{0, 0, 0}, allow},
+			{"setpriority", []uint64{unix.PRIO_PROCESS, 0, 19}, allow},
+			{"setpriority", []uint64{unix.PRIO_PROCESS, 4242, 19}, perm},
+			{"setpriority", []uint64{unix.PRIO_USER, 0, 19}, perm}, {"setpriority", []uint64{unix.PRIO_PGRP, 0, 19}, perm},
+			{"ioprio_set", []uint64{ioprioWhoProcess, 0, 0}, allow}, {"ioprio_set", []uint64{ioprioWhoProcess, 4242, 0}, perm},
+			{"ioprio_set", []uint64{3, 0, 0}, perm}, // IOPRIO_WHO_USER
+			{"sched_getaffinity", []uint64{4242, 8, 0}, allow},
 		}},
 	}
 	for _, c := range cases {

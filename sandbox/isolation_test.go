@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
@@ -262,6 +264,56 @@ prlimit --nofile=8:8 sh -c 'ulimit -n'`, pid)
 			}
 			if r.stdout != "9\n8\n" {
 				t.Fatalf("twin: the tool could not set its own limits: %q %q", r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// A sandboxed tool cannot change the scheduling of a process outside its
+// sandbox: setpriority, sched_setaffinity and ioprio_set on another pid
+// need only the same uid when the target holds no capability, which is
+// every other tool running as that run_as user (and, as root, every
+// bwrap tool's process). Twin: nice, taskset and ionice of the tool's own
+// commands still work.
+func TestToolCannotRescheduleOthers(t *testing.T) {
+	requireRoot(t)
+	nobody, err := LookupIdentity("nobody", "")
+	if err != nil {
+		testenv.Unavailable(t, "no nobody user: %v", err)
+	}
+	for _, m := range []Mechanism{None, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			victim := exec.Command("sleep", "60")
+			victim.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody.UID, Gid: nobody.GID}}
+			must(t, victim.Start())
+			t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+			pid := victim.Process.Pid
+			script := fmt.Sprintf(`renice -n 19 -p %[1]d >/dev/null 2>&1 && echo reniced
+taskset -p 1 %[1]d >/dev/null 2>&1 && echo pinned
+ionice -c 3 -p %[1]d >/dev/null 2>&1 && echo ioniced
+nice -n 5 sh -c 'echo own nice'
+taskset 1 sh -c 'echo own affinity'
+ionice -c 3 sh -c 'echo own io'`, pid)
+			spec := pin(&Spec{Mechanism: m})
+			spec.RunAs = nobody
+			r := runSh(t, spec, script)
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			must(t, err)
+			fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+			niced := fields[16] != "0" // field 19 of stat: nice
+			status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			must(t, err)
+			pinned := regexp.MustCompile(`Cpus_allowed_list:\s+0\n`).Match(status) && runtime.NumCPU() > 1
+			const own = "own nice\nown affinity\nown io\n"
+			if m == None {
+				if !niced || r.stdout != "reniced\npinned\nioniced\n"+own {
+					t.Fatalf("twin: an unconfined tool did not reach the process: %q %q", r.stdout, r.stderr)
+				}
+				return
+			}
+			if niced || pinned || r.stdout != own {
+				t.Fatalf("a %s tool rescheduled process %d outside its sandbox (niced %v, pinned %v): %q %q", m, pid, niced, pinned, r.stdout, r.stderr)
 			}
 		})
 	}

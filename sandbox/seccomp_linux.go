@@ -29,6 +29,12 @@ type filterRules struct {
 	// the file-attribute ioctls): the tool's uid owns host files outside
 	// its grants that Landlock has no right for (a landlock tool as uid 0).
 	NoOwnerOps bool
+	// SharedPIDs denies changing the scheduling (nice, affinity, policy,
+	// I/O priority) of any process but the caller: the tool shares the
+	// host's pid namespace (landlock), so another pid may be outside it.
+	// Under bwrap every pid the tool can name is its own sandbox's, and
+	// programs pin or renice their own threads by thread id.
+	SharedPIDs bool
 }
 
 // Errors the filter returns. EAFNOSUPPORT is what a program sees on a
@@ -49,6 +55,8 @@ const (
 	// fsIocFSSetXattr is FS_IOC_FSSETXATTR, _IOW('X', 32, struct fsxattr)
 	// (linux/fs.h; struct fsxattr is 28 bytes), missing from x/sys/unix.
 	fsIocFSSetXattr = 0x401c5820
+	// ioprioWhoProcess is IOPRIO_WHO_PROCESS (linux/ioprio.h).
+	ioprioWhoProcess = 1
 )
 
 // policySet collects the rules of one filter. The library's assembler
@@ -147,6 +155,25 @@ func toolPolicies(r filterRules, info *arch.Info) []seccomp.Policy {
 	// (this process: getrlimit/setrlimit in libc and Go) stays allowed;
 	// the pid is compared on all 64 bits, so garbage above pid 0 is denied.
 	ps.denyIf(errnoPerm, "prlimit64", []seccomp.Condition{cond(0, seccomp.NotEqual, 0)})
+	// The scheduling of another process needs the same uid and, for
+	// nice, affinity and I/O priority, only that the target hold no
+	// capability more than the caller: every other tool of a run_as user
+	// (and, as root, every bwrap tool's process) is such a target. The
+	// calling process (pid 0; for setpriority and ioprio_set "this
+	// process", PRIO_PROCESS/IOPRIO_WHO_PROCESS with who 0) stays allowed:
+	// nice, taskset and ionice of a command set it on themselves.
+	// Under SharedPIDs only: a thread id is not 0 either, so a tool that
+	// pins or renices its own threads (pthread_setaffinity_np) gets EPERM
+	// there.
+	if r.SharedPIDs {
+		for _, name := range []string{"sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"} {
+			ps.denyIf(errnoPerm, name, []seccomp.Condition{cond(0, seccomp.NotEqual, 0)})
+		}
+		ps.denyIf(errnoPerm, "setpriority",
+			[]seccomp.Condition{cond(0, seccomp.NotEqual, unix.PRIO_PROCESS)}, []seccomp.Condition{cond(1, seccomp.NotEqual, 0)})
+		ps.denyIf(errnoPerm, "ioprio_set",
+			[]seccomp.Condition{cond(0, seccomp.NotEqual, ioprioWhoProcess)}, []seccomp.Condition{cond(1, seccomp.NotEqual, 0)})
+	}
 	// No typing into a terminal (TIOCSTI) or pasting a console selection
 	// into one (TIOCLINUX); with NoOwnerOps, no file attribute flags.
 	cmds := []uint32{unix.TIOCSTI, unix.TIOCLINUX}
@@ -398,6 +425,7 @@ func (s *Spec) toolRules(m Mechanism) filterRules {
 			uid = s.RunAs.UID
 		}
 		r.NoOwnerOps = uid == 0
+		r.SharedPIDs = true
 	}
 	return r
 }
