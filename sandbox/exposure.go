@@ -426,8 +426,8 @@ func filterName(r filterRules, tty bool) string {
 	if r.NoOwnerOps {
 		name += "+no-owner-ops"
 	}
-	if r.SharedPIDs {
-		name += "+own-sched"
+	if r.HostNamespaces {
+		name += "+host-ns"
 	}
 	return name
 }

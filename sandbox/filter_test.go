@@ -131,8 +131,10 @@ func TestFilterDecisions(t *testing.T) {
 			{"ioctl", []uint64{3, unix.FS_IOC_GETFLAGS}, allow},
 			{"sched_setaffinity", []uint64{4242, 8, 0}, allow}, // bwrap: a pid of its own sandbox
 			{"setpriority", []uint64{unix.PRIO_PROCESS, 4242, 19}, allow},
+			{"inotify_init1", []uint64{0}, allow},
 		}},
-		{filterRules{SharedPIDs: true}, []call{
+		{filterRules{HostNamespaces: true}, []call{
+			{"inotify_init1", []uint64{0}, nosys}, {"inotify_init", nil, nosys}, {"inotify_add_watch", nil, allow},
 			{"sched_setaffinity", []uint64{0, 8, 0}, allow}, {"sched_setaffinity", []uint64{4242, 8, 0}, perm},
 			{"sched_setaffinity", []uint64{hi, 8, 0}, perm},
 			{"sched_setscheduler", []uint64{4242, 0, 0}, perm}, {"sched_setparam", []uint64{4242, 0}, perm},

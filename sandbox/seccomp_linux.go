@@ -29,12 +29,15 @@ type filterRules struct {
 	// the file-attribute ioctls): the tool's uid owns host files outside
 	// its grants that Landlock has no right for (a landlock tool as uid 0).
 	NoOwnerOps bool
-	// SharedPIDs denies changing the scheduling (nice, affinity, policy,
-	// I/O priority) of any process but the caller: the tool shares the
-	// host's pid namespace (landlock), so another pid may be outside it.
-	// Under bwrap every pid the tool can name is its own sandbox's, and
+	// HostNamespaces is for a tool that shares the host's pid and mount
+	// namespaces (landlock): it denies changing the scheduling (nice,
+	// affinity, policy, I/O priority) of any process but the caller, since
+	// another pid may be outside the sandbox, and inotify, whose watches
+	// Landlock does not confine (a watch on any host directory reports
+	// the names of the files made there). Under bwrap every pid the tool
+	// can name is its own sandbox's, every path one of its mounts, and
 	// programs pin or renice their own threads by thread id.
-	SharedPIDs bool
+	HostNamespaces bool
 }
 
 // Errors the filter returns. EAFNOSUPPORT is what a program sees on a
@@ -162,10 +165,12 @@ func toolPolicies(r filterRules, info *arch.Info) []seccomp.Policy {
 	// calling process (pid 0; for setpriority and ioprio_set "this
 	// process", PRIO_PROCESS/IOPRIO_WHO_PROCESS with who 0) stays allowed:
 	// nice, taskset and ionice of a command set it on themselves.
-	// Under SharedPIDs only: a thread id is not 0 either, so a tool that
-	// pins or renices its own threads (pthread_setaffinity_np) gets EPERM
-	// there.
-	if r.SharedPIDs {
+	// Under HostNamespaces only: a thread id is not 0 either, so a tool
+	// that pins or renices its own threads (pthread_setaffinity_np) gets
+	// EPERM there. inotify gets ENOSYS, on which watchers fall back to
+	// polling (GNU tail -f, most file-watching libraries).
+	if r.HostNamespaces {
+		ps.deny(errnoNoSys, "inotify_init", "inotify_init1")
 		for _, name := range []string{"sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"} {
 			ps.denyIf(errnoPerm, name, []seccomp.Condition{cond(0, seccomp.NotEqual, 0)})
 		}
@@ -425,7 +430,7 @@ func (s *Spec) toolRules(m Mechanism) filterRules {
 			uid = s.RunAs.UID
 		}
 		r.NoOwnerOps = uid == 0
-		r.SharedPIDs = true
+		r.HostNamespaces = true
 	}
 	return r
 }
