@@ -471,6 +471,49 @@ func TestStartRefusesForeignAddress(t *testing.T) {
 	}
 }
 
+// A plugin that names a socket in its own directory but put a link there
+// (to a socket of the host: toolbox's daemon, another toolbox's plugin) is
+// never dialled through the link: the host dials outside the plugin's
+// sandbox, as root. Twin: every other start in this file dials the socket
+// the plugin made.
+func TestStartFollowsNoLinkToASocket(t *testing.T) {
+	hostSock := filepath.Join(t.TempDir(), "host.sock")
+	l, err := net.Listen("unix", hostSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var dialled atomic.Int32
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			dialled.Add(1)
+			c.Close()
+		}
+	}()
+	c, err := plugins.Options{StartTimeout: 20 * time.Second}.Start(ctxT(t), self(t), nil,
+		[]string{modeEnv + "=link-address", "TOOLBOX_PLUGINS_TEST_ADDR=" + hostSock})
+	if err == nil {
+		// gRPC dials at the first call.
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _, err = c.Describe(ctx)
+		if err == nil {
+			t.Fatal("Describe succeeded through the link")
+		}
+	}
+	if n := dialled.Load(); n != 0 {
+		t.Errorf("the host dialled the socket the plugin's link names %d times (%v)", n, err)
+	}
+	if !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("err %v; want it to say the plugin's socket is not a socket", err)
+	}
+}
+
 func TestStartNotFound(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope")
 	_, err := plugins.Start(ctxT(t), missing, nil, nil)
