@@ -443,18 +443,7 @@ func TestStartRefusesForeignAddress(t *testing.T) {
 	}
 	defer ux.Close()
 	var dialled atomic.Int32
-	for _, l := range []net.Listener{tcp, ux} {
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				dialled.Add(1)
-				c.Close()
-			}
-		}()
-	}
+	countAccepts(&dialled, tcp, ux)
 	for _, addr := range []string{"tcp|" + tcp.Addr().String(), "unix|" + unixPath, "unix|" + plugins.SocketBase() + "/../" + filepath.Base(unixPath)} {
 		c, err := plugins.Options{StartTimeout: 20 * time.Second}.Start(ctxT(t), self(t), nil,
 			[]string{modeEnv + "=foreign-address", "TOOLBOX_PLUGINS_TEST_ADDR=" + addr})
@@ -484,16 +473,7 @@ func TestStartFollowsNoLinkToASocket(t *testing.T) {
 	}
 	defer l.Close()
 	var dialled atomic.Int32
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			dialled.Add(1)
-			c.Close()
-		}
-	}()
+	countAccepts(&dialled, l)
 	c, err := plugins.Options{StartTimeout: 20 * time.Second}.Start(ctxT(t), self(t), nil,
 		[]string{modeEnv + "=link-address", "TOOLBOX_PLUGINS_TEST_ADDR=" + hostSock})
 	if err == nil {
@@ -511,6 +491,23 @@ func TestStartFollowsNoLinkToASocket(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "not a socket") {
 		t.Errorf("err %v; want it to say the plugin's socket is not a socket", err)
+	}
+}
+
+// countAccepts accepts and closes every connection to ls, counting them
+// in n, until each listener is closed.
+func countAccepts(n *atomic.Int32, ls ...net.Listener) {
+	for _, l := range ls {
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				n.Add(1)
+				c.Close()
+			}
+		}()
 	}
 }
 
