@@ -65,16 +65,16 @@ func WriteInWorkspace(ws, path string, c Client, s Server, now time.Time) (Writt
 	}
 	via := "/proc/self/fd/" + strconv.Itoa(dir)
 	w, err := merge(Written{File: filepath.Join(via, name)}, readNoFollow, c, s, now)
-	real := func(p string) string {
+	shownPath := func(p string) string {
 		if rest, ok := strings.CutPrefix(p, via); ok {
 			return filepath.Join(shown, rest)
 		}
 		return p
 	}
-	w.File, w.Backup = real(w.File), real(w.Backup)
+	w.File, w.Backup = shownPath(w.File), shownPath(w.Backup)
 	var pe *ParseError
 	if errors.As(err, &pe) {
-		pe.File = real(pe.File)
+		pe.File = shownPath(pe.File)
 	} else if err != nil {
 		err = &shownError{msg: strings.ReplaceAll(err.Error(), via, shown), err: err}
 	}
