@@ -2,8 +2,10 @@ package plugins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -125,6 +128,20 @@ func (o Options) Start(ctx context.Context, path string, spec *sandbox.Spec, env
 		UnixSocketConfig: &plugin.UnixSocketConfig{
 			TempDir: base,
 		},
+		// go-plugin dials the handshake's address by path, following a
+		// link the plugin may have put there: dial it ourselves (dialSocket).
+		GRPCDialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			r := made.Load()
+			if r == nil {
+				return nil, errors.New("dialing a plugin that did not start")
+			}
+			_, line, _ := r.hs.snapshot()
+			hs, ok := parseHandshake(line)
+			if !ok || !hs.addressInside(r.hs.socketDir) {
+				return nil, fmt.Errorf("dialing plugin %q: %w", path, ErrHandshakeAddress)
+			}
+			return dialSocket(ctx, r.hs.socketDir, filepath.Base(hs.address))
+		})},
 		RunnerFunc: func(_ hclog.Logger, gp *exec.Cmd, socketDir string) (runner.Runner, error) {
 			cmd, release, prep, err := pluginCmd(path, o.Exe, spec, socketDir, o.Dir, append(slices.Clone(env), gp.Env...))
 			if err != nil {

@@ -443,18 +443,7 @@ func TestStartRefusesForeignAddress(t *testing.T) {
 	}
 	defer ux.Close()
 	var dialled atomic.Int32
-	for _, l := range []net.Listener{tcp, ux} {
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				dialled.Add(1)
-				c.Close()
-			}
-		}()
-	}
+	countAccepts(&dialled, tcp, ux)
 	for _, addr := range []string{"tcp|" + tcp.Addr().String(), "unix|" + unixPath, "unix|" + plugins.SocketBase() + "/../" + filepath.Base(unixPath)} {
 		c, err := plugins.Options{StartTimeout: 20 * time.Second}.Start(ctxT(t), self(t), nil,
 			[]string{modeEnv + "=foreign-address", "TOOLBOX_PLUGINS_TEST_ADDR=" + addr})
@@ -468,6 +457,57 @@ func TestStartRefusesForeignAddress(t *testing.T) {
 	}
 	if n := dialled.Load(); n != 0 {
 		t.Errorf("the host dialled the plugin's address %d times", n)
+	}
+}
+
+// A plugin that names a socket in its own directory but put a link there
+// (to a socket of the host: toolbox's daemon, another toolbox's plugin) is
+// never dialled through the link: the host dials outside the plugin's
+// sandbox, as root. Twin: every other start in this file dials the socket
+// the plugin made.
+func TestStartFollowsNoLinkToASocket(t *testing.T) {
+	hostSock := filepath.Join(t.TempDir(), "host.sock")
+	l, err := net.Listen("unix", hostSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var dialled atomic.Int32
+	countAccepts(&dialled, l)
+	c, err := plugins.Options{StartTimeout: 20 * time.Second}.Start(ctxT(t), self(t), nil,
+		[]string{modeEnv + "=link-address", "TOOLBOX_PLUGINS_TEST_ADDR=" + hostSock})
+	if err == nil {
+		// gRPC dials at the first call.
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _, err = c.Describe(ctx)
+		if err == nil {
+			t.Fatal("Describe succeeded through the link")
+		}
+	}
+	if n := dialled.Load(); n != 0 {
+		t.Errorf("the host dialled the socket the plugin's link names %d times (%v)", n, err)
+	}
+	if !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("err %v; want it to say the plugin's socket is not a socket", err)
+	}
+}
+
+// countAccepts accepts and closes every connection to ls, counting them
+// in n, until each listener is closed.
+func countAccepts(n *atomic.Int32, ls ...net.Listener) {
+	for _, l := range ls {
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				n.Add(1)
+				c.Close()
+			}
+		}()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -77,6 +78,16 @@ func fakePlugin(mode string) int {
 		// A hostile plugin names an address of its choosing, which the host
 		// would dial from outside the sandbox.
 		fmt.Printf("%d|%d|%s|grpc\n", plugin.CoreProtocolVersion, plugins.ProtocolVersion, os.Getenv("TOOLBOX_PLUGINS_TEST_ADDR"))
+		time.Sleep(time.Hour)
+	case "link-address":
+		// A hostile plugin names a socket in its own directory, as it
+		// must, but puts a link there to a socket of the host.
+		at := filepath.Join(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "plugin-link")
+		if err := os.Symlink(os.Getenv("TOOLBOX_PLUGINS_TEST_ADDR"), at); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Printf("%d|%d|unix|%s|grpc\n", plugin.CoreProtocolVersion, plugins.ProtocolVersion, at)
 		time.Sleep(time.Hour)
 	case "bad-describe":
 		sdk.Serve(badDescribe{})

@@ -426,6 +426,9 @@ func filterName(r filterRules, tty bool) string {
 	if r.NoOwnerOps {
 		name += "+no-owner-ops"
 	}
+	if r.HostNamespaces {
+		name += "+host-ns"
+	}
 	return name
 }
 

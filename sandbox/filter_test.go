@@ -94,6 +94,10 @@ func TestFilterDecisions(t *testing.T) {
 		{"socketpair", []uint64{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC}, allow},
 		{"socketpair", []uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET}, allow},
 		{"socketpair", []uint64{unix.AF_INET, unix.SOCK_STREAM}, family},
+		{"prlimit64", []uint64{0, unix.RLIMIT_NOFILE, 1, 0}, allow},
+		{"prlimit64", []uint64{1, unix.RLIMIT_NOFILE, 1, 0}, perm},
+		{"prlimit64", []uint64{4242, unix.RLIMIT_NOFILE, 0, 1}, perm},
+		{"prlimit64", []uint64{hi, unix.RLIMIT_NOFILE, 1, 0}, perm},
 	}
 	cases := []struct {
 		rules filterRules
@@ -127,6 +131,22 @@ func TestFilterDecisions(t *testing.T) {
 			{"setxattr", nil, perm}, {"fremovexattr", nil, perm},
 			{"ioctl", []uint64{3, unix.FS_IOC_SETFLAGS}, perm}, {"ioctl", []uint64{3, seccompasm.FSIocFSSetXattr}, perm},
 			{"ioctl", []uint64{3, unix.FS_IOC_GETFLAGS}, allow},
+			{"sched_setaffinity", []uint64{4242, 8, 0}, allow}, // bwrap: a pid of its own sandbox
+			{"setpriority", []uint64{unix.PRIO_PROCESS, 4242, 19}, allow},
+			{"inotify_init1", []uint64{0}, allow},
+		}},
+		{filterRules{HostNamespaces: true}, []call{
+			{"inotify_init1", []uint64{0}, nosys}, {"inotify_init", nil, nosys}, {"inotify_add_watch", nil, allow},
+			{"sched_setaffinity", []uint64{0, 8, 0}, allow}, {"sched_setaffinity", []uint64{4242, 8, 0}, perm},
+			{"sched_setaffinity", []uint64{hi, 8, 0}, perm},
+			{"sched_setscheduler", []uint64{4242, 0, 0}, perm}, {"sched_setparam", []uint64{4242, 0}, perm},
+			{"sched_setattr", []uint64{4242, 0, 0}, perm}, {"sched_setattr", []uint64{0, 0, 0}, allow},
+			{"setpriority", []uint64{unix.PRIO_PROCESS, 0, 19}, allow},
+			{"setpriority", []uint64{unix.PRIO_PROCESS, 4242, 19}, perm},
+			{"setpriority", []uint64{unix.PRIO_USER, 0, 19}, perm}, {"setpriority", []uint64{unix.PRIO_PGRP, 0, 19}, perm},
+			{"ioprio_set", []uint64{seccompasm.IoprioWhoProcess, 0, 0}, allow}, {"ioprio_set", []uint64{seccompasm.IoprioWhoProcess, 4242, 0}, perm},
+			{"ioprio_set", []uint64{3, 0, 0}, perm}, // IOPRIO_WHO_USER
+			{"sched_getaffinity", []uint64{4242, 8, 0}, allow},
 		}},
 	}
 	for _, c := range cases {

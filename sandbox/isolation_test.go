@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/toolbox-dev/toolbox/internal/testenv"
 	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
 
@@ -223,6 +226,94 @@ func TestToolCannotSignalToolbox(t *testing.T) {
 				t.Fatalf("a bwrap tool signalled toolbox: %q", r.stdout)
 			case m == Landlock && r.stdout != "":
 				t.Fatalf("a landlock tool signalled toolbox or its helper: %q", r.stdout)
+			}
+		})
+	}
+}
+
+// A sandboxed tool cannot change the resource limits of a process outside
+// its sandbox: prlimit64 on another pid needs only the same uid (no
+// capability, no Landlock right, no signal scope), so a landlock tool as
+// root lowered RLIMIT_NOFILE of toolbox, its daemon, other tools' reapers
+// or any root process of the host. Twin: the tool still sets its own
+// limits (ulimit, `prlimit CMD`), and under None (unconfined) the call
+// reaches the process, so the check would see it.
+func TestToolCannotChangeLimitsOfOthers(t *testing.T) {
+	for _, m := range []Mechanism{None, Bwrap, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			victim := exec.Command("sleep", "60")
+			must(t, victim.Start())
+			t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+			pid := victim.Process.Pid
+			script := fmt.Sprintf(`prlimit --pid %d --nofile=7:7 2>/dev/null && echo changed
+ulimit -n 9 && ulimit -n
+prlimit --nofile=8:8 sh -c 'ulimit -n'`, pid)
+			r := runSh(t, pin(&Spec{Mechanism: m}), script)
+			limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+			must(t, err)
+			changed := regexp.MustCompile(`Max open files\s+7\s+7`).Match(limits)
+			if m == None {
+				if !changed || !strings.HasPrefix(r.stdout, "changed\n") {
+					t.Fatalf("twin: an unconfined tool did not reach the process: %q %q", r.stdout, r.stderr)
+				}
+				return
+			}
+			if changed || strings.Contains(r.stdout, "changed") {
+				t.Fatalf("a %s tool changed the limits of process %d outside its sandbox: %q", m, pid, r.stdout)
+			}
+			if r.stdout != "9\n8\n" {
+				t.Fatalf("twin: the tool could not set its own limits: %q %q", r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// A sandboxed tool cannot change the scheduling of a process outside its
+// sandbox: setpriority, sched_setaffinity and ioprio_set on another pid
+// need only the same uid when the target holds no capability, which is
+// every other tool running as that run_as user (and, as root, every
+// bwrap tool's process). Twin: nice, taskset and ionice of the tool's own
+// commands still work.
+func TestToolCannotRescheduleOthers(t *testing.T) {
+	requireRoot(t)
+	nobody, err := LookupIdentity("nobody", "")
+	if err != nil {
+		testenv.Unavailable(t, "no nobody user: %v", err)
+	}
+	for _, m := range []Mechanism{None, Landlock} {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			victim := exec.Command("sleep", "60")
+			victim.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody.UID, Gid: nobody.GID}}
+			must(t, victim.Start())
+			t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+			pid := victim.Process.Pid
+			script := fmt.Sprintf(`renice -n 19 -p %[1]d >/dev/null 2>&1 && echo reniced
+taskset -p 1 %[1]d >/dev/null 2>&1 && echo pinned
+ionice -c 3 -p %[1]d >/dev/null 2>&1 && echo ioniced
+nice -n 5 sh -c 'echo own nice'
+taskset 1 sh -c 'echo own affinity'
+ionice -c 3 sh -c 'echo own io'`, pid)
+			spec := pin(&Spec{Mechanism: m})
+			spec.RunAs = nobody
+			r := runSh(t, spec, script)
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			must(t, err)
+			fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+			niced := fields[16] != "0" // field 19 of stat: nice
+			status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			must(t, err)
+			pinned := regexp.MustCompile(`Cpus_allowed_list:\s+0\n`).Match(status) && runtime.NumCPU() > 1
+			const own = "own nice\nown affinity\nown io\n"
+			if m == None {
+				if !niced || r.stdout != "reniced\npinned\nioniced\n"+own {
+					t.Fatalf("twin: an unconfined tool did not reach the process: %q %q", r.stdout, r.stderr)
+				}
+				return
+			}
+			if niced || pinned || r.stdout != own {
+				t.Fatalf("a %s tool rescheduled process %d outside its sandbox (niced %v, pinned %v): %q %q", m, pid, niced, pinned, r.stdout, r.stderr)
 			}
 		})
 	}

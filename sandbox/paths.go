@@ -195,6 +195,10 @@ func (s *Spec) grants(exe *Executable) (out []grant, err error) {
 			return refuse(field, s.Mechanism, "declare nothing inside it: the shared tmp is given whole (tmp = \"shared\")",
 				"path %q lies inside the toolbox's shared tmp %q", dest, s.SharedTmp)
 		}
+		if root := inSharedTmpRoot(src); field != FieldPath && root != "" {
+			return refuse(field, s.Mechanism, `declare a directory of the tool's own; a tool gets its toolbox's shared tmp with tmp = "shared"`,
+				"path %q is or lies inside %q, which holds the shared tmp of every toolbox run by that user: other toolboxes' scratch files, and directories toolbox trusts at every start", dest, root)
+		}
 		f, err := helper.OpenNoFollow(src)
 		if err != nil {
 			if locked {
@@ -277,6 +281,36 @@ func (s *Spec) sharedTmpGrant() (*grant, error) {
 // be a directory a tool is meant to see.)
 func coversHostTmp(p string) bool {
 	return within(hostTmp(), p)
+}
+
+// inSharedTmpRoot returns the directory that holds toolboxes' shared tmp
+// directories (<tmp>/toolbox-<uid>, for the host's /tmp and toolbox's
+// os.TempDir, any uid) that p is equal to or inside, or "". A grant there
+// would hand a tool the scratch files of every other toolbox of that
+// user, and the power to replace their directories (or, above one, to
+// take the name before toolbox creates it); under bwrap, mount points
+// made in it for the shared tmp. Only a toolbox's own, given whole, is
+// a tool's (tmp = "shared").
+func inSharedTmpRoot(p string) string {
+	for _, base := range []string{hostTmp(), tempDir()} {
+		if !within(p, base) || p == base {
+			continue
+		}
+		rel, _ := filepath.Rel(base, p)
+		first, _, _ := strings.Cut(rel, "/")
+		if uid, ok := strings.CutPrefix(first, "toolbox-"); ok && uid != "" && strings.Trim(uid, "0123456789") == "" {
+			return filepath.Join(base, first)
+		}
+	}
+	return ""
+}
+
+// tempDir is os.TempDir with its links resolved, as SharedTmpPath takes it.
+func tempDir() string {
+	if t, err := filepath.EvalSymlinks(os.TempDir()); err == nil {
+		return t
+	}
+	return filepath.Clean(os.TempDir())
 }
 
 var hostTmp = sync.OnceValue(func() string {

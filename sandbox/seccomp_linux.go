@@ -29,6 +29,15 @@ type filterRules struct {
 	// the file-attribute ioctls): the tool's uid owns host files outside
 	// its grants that Landlock has no right for (a landlock tool as uid 0).
 	NoOwnerOps bool
+	// HostNamespaces is for a tool that shares the host's pid and mount
+	// namespaces (landlock): it denies changing the scheduling (nice,
+	// affinity, policy, I/O priority) of any process but the caller, since
+	// another pid may be outside the sandbox, and inotify, whose watches
+	// Landlock does not confine (a watch on any host directory reports
+	// the names of the files made there). Under bwrap every pid the tool
+	// can name is its own sandbox's, every path one of its mounts, and
+	// programs pin or renice their own threads by thread id.
+	HostNamespaces bool
 }
 
 // compiled caches one program per variant: they depend on nothing else.
@@ -62,11 +71,11 @@ func program(rules filterRules, tty bool) ([]unix.SockFilter, error) {
 
 // variantOf is the index of the filter of (rules, tty) among
 // seccompasm's variants (seccompasm.Variant is its inverse): the bits of
-// rules (NetHost 1, UnixSockets 2, NoOwnerOps 4), 8 for the terminal
+// rules (NetHost 1, UnixSockets 2, NoOwnerOps 4, HostNamespaces 8), 16 for the terminal
 // filter. The generated programs are indexed so.
 func variantOf(rules filterRules, tty bool) int {
 	if tty {
-		return 8
+		return 16
 	}
 	i := 0
 	if rules.NetHost {
@@ -77,6 +86,9 @@ func variantOf(rules filterRules, tty bool) int {
 	}
 	if rules.NoOwnerOps {
 		i |= 4
+	}
+	if rules.HostNamespaces {
+		i |= 8
 	}
 	return i
 }
@@ -99,6 +111,7 @@ func (s *Spec) toolRules(m Mechanism) filterRules {
 			uid = s.RunAs.UID
 		}
 		r.NoOwnerOps = uid == 0
+		r.HostNamespaces = true
 	}
 	return r
 }

@@ -381,6 +381,29 @@ func TestSeccompKernelSurface(t *testing.T) {
 	})
 }
 
+// A landlock tool cannot watch a host directory outside its grants with
+// inotify (Landlock does not confine watches: one on toolbox's state dir
+// reported the names of the records, tokens and slots made there), so
+// inotify gets ENOSYS under landlock. Twins: a bwrap tool watches its own
+// mounts (a host directory it was not given does not exist there); an
+// unconfined tool watches the host directory.
+func TestInotifyConfined(t *testing.T) {
+	outside := t.TempDir()
+	for _, m := range sandboxed {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			es := []expect{{"inotify:" + outside, "ENOSYS"}, {"inotify:/usr", "ENOSYS"}}
+			if m == Bwrap {
+				es = []expect{{"inotify:" + outside, "ENOENT"}, {"inotify:/usr", "ok"}}
+			}
+			probeUnder(t, &Spec{Mechanism: m}, es)
+		})
+	}
+	t.Run("none-twin", func(t *testing.T) {
+		probeUnder(t, &Spec{}, []expect{{"inotify:" + outside, "ok"}})
+	})
+}
+
 // glibc starts threads with clone3 and falls back to clone on ENOSYS: a
 // threaded program still works under the filter.
 func TestSeccompThreadsStillWork(t *testing.T) {

@@ -227,6 +227,15 @@ var probeOps = map[string]func(a []string) error{
 	// clone3 with an empty argument structure: EINVAL when the call is
 	// there, ENOSYS when it is not.
 	"clone3": func(a []string) error { return raw("clone3", 0, 0) },
+	"inotify": func(a []string) error {
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		_, err = unix.InotifyAddWatch(fd, a[0], unix.IN_CREATE)
+		return err
+	},
 	"keyctl": func(a []string) error {
 		_, err := unix.KeyctlInt(unix.KEYCTL_GET_KEYRING_ID, unix.KEY_SPEC_PROCESS_KEYRING, 1, 0, 0)
 		return err

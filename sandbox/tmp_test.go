@@ -274,3 +274,50 @@ func TestSharedTmpWithGrantUnderTmp(t *testing.T) {
 		t.Fatalf("the shared tmp holds %d entries (mount points created there?)", len(ents))
 	}
 }
+
+// The directory holding every toolbox's shared tmp (<tmp>/toolbox-<uid>),
+// and any other toolbox's shared tmp in it, is refused as a declared
+// path, read or write, under both mechanisms (a grant of it handed a tool
+// every other toolbox's scratch files, and the power to replace their
+// directories); even with tmp private, where the tool has no shared tmp
+// of its own. Twin: a directory beside it under /tmp whose name merely
+// starts alike is granted, and the tool's own shared tmp still works.
+func TestSharedTmpRootIsRefused(t *testing.T) {
+	shared := sharedTmp(t)
+	other := sharedTmp(t)
+	root := filepath.Dir(shared)
+	for _, m := range sandboxed {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			for _, c := range []struct {
+				spec  Spec
+				field string
+			}{
+				{Spec{Write: []string{root}}, FieldWrite},
+				{Spec{Read: []string{root}}, FieldRead},
+				{Spec{Write: []string{other}}, FieldWrite},
+				{Spec{Read: []string{other}}, FieldRead},
+			} {
+				spec := c.spec
+				spec.Mechanism, spec.SharedTmp = m, shared
+				_, err := Start(pin(&spec), Command{Path: "/bin/true"})
+				if r := wantRefusal(t, err, c.field); !strings.Contains(r.Reason, root) {
+					t.Errorf("%v: reason %q does not name %s", c.spec, r.Reason, root)
+				}
+				if m == Bwrap {
+					spec.SharedTmp, spec.TmpPrivate = "", true
+					_, err := Start(pin(&spec), Command{Path: "/bin/true"})
+					wantRefusal(t, err, c.field)
+				}
+			}
+			alike, err := os.MkdirTemp(filepath.Dir(root), "toolbox-not-a-uid-")
+			must(t, err)
+			t.Cleanup(func() { os.RemoveAll(alike) })
+			r := runSh(t, pin(&Spec{Mechanism: m, SharedTmp: shared, Write: []string{alike}}),
+				`echo a > "$A/f" && echo b > "$TMPDIR/g" && cat "$A/f" "$TMPDIR/g"`, "A="+alike)
+			if r.stdout != "a\nb\n" {
+				t.Fatalf("twin: stdout %q, stderr %q", r.stdout, r.stderr)
+			}
+		})
+	}
+}

@@ -100,7 +100,7 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 		return Status{}, fmt.Errorf("running a command: %w: the lock is gone; run `toolbox lock`", ErrCommandsDisabled)
 	}
 	trust := runspec.NewTrust(lockPath, lock, append([]string{s.cfg.StateDir}, s.cfg.Hidden...)...).WithWorkspace(s.workspace(c.Workspace))
-	dir, err := commandDir(c.Cwd, trust.Workspace, trust.WorkspaceErr)
+	dir, err := cwdPath(c.Cwd, trust.Workspace, trust.WorkspaceErr)
 	if err != nil {
 		return Status{}, err
 	}
@@ -110,6 +110,9 @@ func (s *Supervisor) RunCommand(ctx context.Context, sessionID string, c Command
 	}
 	var env []string
 	if spec == nil || spec.Mechanism == sandbox.None {
+		if err := checkDir(dir, c.Cwd); err != nil {
+			return Status{}, err
+		}
 		if dir == "" {
 			dir = trust.Workspace // "" (the supervisor's directory) when there is none
 		}
@@ -160,11 +163,13 @@ func workDir() string {
 	return wd
 }
 
-// commandDir resolves and checks the working directory: a relative one is
-// relative to the call's workspace (ws), and refused when the call has
-// none (wsErr says why): the supervisor's own directory means nothing to a
-// daemon's caller.
-func commandDir(cwd, ws string, wsErr error) (string, error) {
+// cwdPath resolves the working directory cwd without looking at it: a
+// relative one is relative to the call's workspace (ws), and refused when
+// the call has none (wsErr says why): the supervisor's own directory means
+// nothing to a daemon's caller. checkDir looks at it, after a confined
+// command's grants were checked (so that a caller learns nothing of host
+// paths outside them).
+func cwdPath(cwd, ws string, wsErr error) (string, error) {
 	if cwd == "" {
 		return "", nil
 	}
@@ -175,14 +180,23 @@ func commandDir(cwd, ws string, wsErr error) (string, error) {
 		}
 		dir = filepath.Join(ws, cwd)
 	}
+	return dir, nil
+}
+
+// checkDir refuses a working directory dir (cwd as given) that is missing
+// or not a directory; "" (the default) passes.
+func checkDir(dir, cwd string) error {
+	if dir == "" {
+		return nil
+	}
 	info, err := os.Stat(dir)
 	if err != nil {
-		return "", fmt.Errorf("running a command: working directory: %w", err)
+		return fmt.Errorf("running a command: working directory: %w", err)
 	}
 	if !info.IsDir() {
-		return "", fmt.Errorf("running a command: working directory %q is not a directory", cwd)
+		return fmt.Errorf("running a command: working directory %q is not a directory", cwd)
 	}
-	return dir, nil
+	return nil
 }
 
 // confinedCommand is the working directory and environment of a command
@@ -201,8 +215,12 @@ func confinedCommand(c Command, spec *sandbox.Spec, dir string, allowlist, def [
 			wd = ws
 		}
 		dir = runspec.CommandDir(spec, wd)
-	} else if real, err := filepath.EvalSymlinks(dir); err != nil || !runspec.InsideAny(real, grants) {
+	} else if real, err := filepath.EvalSymlinks(dir); (err != nil && !runspec.InsideAny(dir, grants)) || (err == nil && !runspec.InsideAny(real, grants)) {
+		// Said alike whether dir exists or not: the caller (an agent)
+		// learns nothing of the host outside the grants.
 		return "", nil, fmt.Errorf("running a command: working directory %q is outside the sandbox of builtin \"process\" (it may use %s); pass a cwd inside them, or widen the sandbox in the toolbox file", dir, strings.Join(uniq(grants), ", "))
+	} else if err := checkDir(dir, c.Cwd); err != nil {
+		return "", nil, err
 	}
 	if err := checkEnv(c.Env); err != nil {
 		return "", nil, err

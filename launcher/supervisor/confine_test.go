@@ -147,6 +147,18 @@ func TestConfinedCommands(t *testing.T) {
 			if _, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "true", Cwd: outside}); err == nil || !strings.Contains(err.Error(), "outside the sandbox") {
 				t.Errorf("a working directory outside the sandbox: %v", err)
 			}
+			// Outside the grants, the answer says nothing of the host path
+			// (missing, a file, a directory: all alike). Twin: inside them
+			// a missing directory is said to be missing.
+			for _, cwd := range []string{filepath.Join(outside, "missing"), "/etc/hostname", "/no-such-dir-toolbox"} {
+				_, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "true", Cwd: cwd})
+				if err == nil || !strings.Contains(err.Error(), "outside the sandbox") || strings.Contains(err.Error(), "no such file") || strings.Contains(err.Error(), "not a directory") {
+					t.Errorf("working directory %s outside the grants: %v", cwd, err)
+				}
+			}
+			if _, err := s.RunCommand(ctxT(t), "sess", Command{Cmd: "true", Cwd: filepath.Join(rw, "missing")}); err == nil || !strings.Contains(err.Error(), "no such file") {
+				t.Errorf("a missing working directory inside the grants: %v", err)
+			}
 			if mech == sandbox.Bwrap {
 				ln, err := net.Listen("tcp", "127.0.0.1:0")
 				if err != nil {

@@ -46,17 +46,22 @@ func Write(path string, c Client, s Server, now time.Time) (Written, error) {
 			return w, fmt.Errorf("following the link %q: %w", path, err)
 		}
 	}
-	mode := fs.FileMode(0o644)
 	// inputfile refuses a FIFO or a device before reading: os.ReadFile
 	// would block on a FIFO forever.
-	existing, err := inputfile.ReadFile(w.File, MaxFileBytes)
+	return merge(w, inputfile.ReadFile, c, s, now)
+}
+
+// merge is Write once w.File is the file to merge into, read by read.
+func merge(w Written, read func(string, int64) ([]byte, error), c Client, s Server, now time.Time) (Written, error) {
+	mode := fs.FileMode(0o644)
+	existing, err := read(w.File, MaxFileBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		existing = nil
 	case err != nil:
 		return w, fmt.Errorf("reading %q: %w", w.File, err)
 	default:
-		st, err := os.Stat(w.File)
+		st, err := os.Lstat(w.File) // Write resolved a link; WriteInWorkspace refused one
 		if err != nil {
 			return w, err
 		}

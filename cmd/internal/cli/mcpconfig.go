@@ -174,7 +174,14 @@ func mcpConfigRun(opts *MCPConfigOptions) error {
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	w, err := mcpconfig.Write(file, client, server, now())
+	write := mcpconfig.Write
+	if rel, err := filepath.Rel(workspace, file); err == nil && filepath.IsLocal(rel) {
+		// The tools write the workspace: toolbox follows no link there.
+		write = func(path string, c mcpconfig.Client, s mcpconfig.Server, t time.Time) (mcpconfig.Written, error) {
+			return mcpconfig.WriteInWorkspace(workspace, path, c, s, t)
+		}
+	}
+	w, err := write(file, client, server, now())
 	if err != nil {
 		var pe *mcpconfig.ParseError
 		if errors.As(err, &pe) {

@@ -34,20 +34,30 @@ type Rules struct {
 	// the file-attribute ioctls): the tool's uid owns host files outside
 	// its grants that Landlock has no right for (a landlock tool as uid 0).
 	NoOwnerOps bool
+	// HostNamespaces is for a tool that shares the host's pid and mount
+	// namespaces (landlock): it denies changing the scheduling (nice,
+	// affinity, policy, I/O priority) of any process but the caller, since
+	// another pid may be outside the sandbox, and inotify, whose watches
+	// Landlock does not confine (a watch on any host directory reports
+	// the names of the files made there). Under bwrap every pid the tool
+	// can name is its own sandbox's, every path one of its mounts, and
+	// programs pin or renice their own threads by thread id.
+	HostNamespaces bool
 }
 
 // Variants are the number of programs Program assembles: every Rules
-// (three booleans), then the terminal filter.
-const Variants = 9
+// (four booleans), then the terminal filter.
+const Variants = 17
 
 // Variant is the Rules and tty of variant i (0 <= i < Variants): the
-// bits of i are NetHost (1), UnixSockets (2) and NoOwnerOps (4); 8 is the
-// terminal filter. Package sandbox indexes its generated programs so.
+// bits of i are NetHost (1), UnixSockets (2), NoOwnerOps (4) and
+// HostNamespaces (8); 16 is the terminal filter. Package sandbox indexes
+// its generated programs so.
 func Variant(i int) (r Rules, tty bool) {
-	if i == 8 {
+	if i == Variants-1 {
 		return Rules{}, true
 	}
-	return Rules{NetHost: i&1 != 0, UnixSockets: i&2 != 0, NoOwnerOps: i&4 != 0}, false
+	return Rules{NetHost: i&1 != 0, UnixSockets: i&2 != 0, NoOwnerOps: i&4 != 0, HostNamespaces: i&8 != 0}, false
 }
 
 // Program assembles the filter of a tool confined under r, or with tty
@@ -84,6 +94,8 @@ const (
 	// FSIocFSSetXattr is FS_IOC_FSSETXATTR, _IOW('X', 32, struct fsxattr)
 	// (linux/fs.h; struct fsxattr is 28 bytes), missing from x/sys/unix.
 	FSIocFSSetXattr = 0x401c5820
+	// IoprioWhoProcess is IOPRIO_WHO_PROCESS (linux/ioprio.h).
+	IoprioWhoProcess = 1
 )
 
 // policySet collects the rules of one filter. The library's assembler
@@ -175,6 +187,34 @@ func ToolPolicies(r Rules, info *arch.Info) []seccomp.Policy {
 	// no rule for it; bwrap's --disable-userns is a second line.
 	ps.denyIf(errnoPerm, "unshare", []seccomp.Condition{bitsSet(0, unix.CLONE_NEWUSER)})
 	ps.denyIf(errnoPerm, "clone", []seccomp.Condition{bitsSet(0, unix.CLONE_NEWUSER)})
+	// prlimit64 on another process needs only the same uid: no
+	// capability, no Landlock right or scope covers it, so without a pid
+	// namespace (landlock) a tool set the limits of toolbox, its daemon,
+	// other tools' helpers and any process of its uid on the host. pid 0
+	// (this process: getrlimit/setrlimit in libc and Go) stays allowed;
+	// the pid is compared on all 64 bits, so garbage above pid 0 is denied.
+	ps.denyIf(errnoPerm, "prlimit64", []seccomp.Condition{cond(0, seccomp.NotEqual, 0)})
+	// The scheduling of another process needs the same uid and, for
+	// nice, affinity and I/O priority, only that the target hold no
+	// capability more than the caller: every other tool of a run_as user
+	// (and, as root, every bwrap tool's process) is such a target. The
+	// calling process (pid 0; for setpriority and ioprio_set "this
+	// process", PRIO_PROCESS/IOPRIO_WHO_PROCESS with who 0) stays allowed:
+	// nice, taskset and ionice of a command set it on themselves.
+	// Under HostNamespaces only: a thread id is not 0 either, so a tool
+	// that pins or renices its own threads (pthread_setaffinity_np) gets
+	// EPERM there. inotify gets ENOSYS, on which watchers fall back to
+	// polling (GNU tail -f, most file-watching libraries).
+	if r.HostNamespaces {
+		ps.deny(errnoNoSys, "inotify_init", "inotify_init1")
+		for _, name := range []string{"sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"} {
+			ps.denyIf(errnoPerm, name, []seccomp.Condition{cond(0, seccomp.NotEqual, 0)})
+		}
+		ps.denyIf(errnoPerm, "setpriority",
+			[]seccomp.Condition{cond(0, seccomp.NotEqual, unix.PRIO_PROCESS)}, []seccomp.Condition{cond(1, seccomp.NotEqual, 0)})
+		ps.denyIf(errnoPerm, "ioprio_set",
+			[]seccomp.Condition{cond(0, seccomp.NotEqual, IoprioWhoProcess)}, []seccomp.Condition{cond(1, seccomp.NotEqual, 0)})
+	}
 	// No typing into a terminal (TIOCSTI) or pasting a console selection
 	// into one (TIOCLINUX); with NoOwnerOps, no file attribute flags.
 	cmds := []uint32{unix.TIOCSTI, unix.TIOCLINUX}
