@@ -77,16 +77,39 @@ func bwrapCmd(s *Spec, c Command, info bool, lp *limitPlan) (cmd *exec.Cmd, info
 		a(opt, strconv.Itoa(3+1+len(extra)), dest)
 		extra = append(extra, f)
 	}
-	for _, g := range gs {
+	bindGrant := func(g grant) {
 		opt := "--ro-bind-fd"
 		if g.write {
 			opt = "--bind-fd"
 		}
 		bindFD(opt, g.f, g.dest)
 	}
-	for _, m := range lay.masks {
+	// The shared tmp moved to its own path (relocateSharedTmp) lies in a
+	// hidden shared tmp root when another grant covers that root
+	// (TMPDIR inside a workspace): it is mounted in the empty tmpfs that
+	// hides the root, before that tmpfs becomes read-only.
+	inHidden := func(g grant) int {
+		for i, m := range lay.masks {
+			if g.field == FieldTmp && m.kind == maskHidden && within(g.dest, m.inside) {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, g := range gs {
+		if inHidden(g) < 0 {
+			bindGrant(g)
+		}
+	}
+	for i, m := range lay.masks {
 		if m.kind == maskHidden {
-			a("--tmpfs", m.inside, "--remount-ro", m.inside)
+			a("--tmpfs", m.inside)
+			for _, g := range gs {
+				if inHidden(g) == i {
+					bindGrant(g)
+				}
+			}
+			a("--remount-ro", m.inside)
 			continue
 		}
 		f, err := helper.OpenNoFollow(m.src)

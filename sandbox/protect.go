@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -13,6 +14,10 @@ type guarded struct {
 	path string
 	dir  bool
 	hide bool // Spec.Hidden: out of reach, not only read-only
+	// tmpRoot: a directory holding toolboxes' shared tmp directories
+	// (<tmp>/toolbox-<uid>, sharedTmpRoots): hidden; the tool's own
+	// shared tmp inside it is granted whole (FieldTmp) all the same.
+	tmpRoot bool
 }
 
 // selfExecutable is toolbox's own binary, which the landlock helper
@@ -28,29 +33,31 @@ var selfExecutable = sync.OnceValue(func() string {
 	return p
 })
 
-// guardedPaths resolves Protected (plus toolbox's own executable) and
-// Hidden; paths that do not exist are skipped. A path in both is hidden.
+// guardedPaths resolves Protected (plus toolbox's own executable),
+// Hidden and the shared tmp roots (sharedTmpRoots, hidden); paths that do
+// not exist are skipped. A path in both is hidden.
 func (s *Spec) guardedPaths() []guarded {
 	seen := map[string]int{}
 	var out []guarded
-	add := func(p string, hide bool) {
+	add := func(p string, hide bool) int {
 		if !filepath.IsAbs(p) {
-			return
+			return -1
 		}
 		r, err := filepath.EvalSymlinks(p)
 		if err != nil {
-			return
+			return -1
 		}
 		st, err := os.Stat(r)
 		if err != nil {
-			return
+			return -1
 		}
 		if i, ok := seen[r]; ok {
 			out[i].hide = out[i].hide || hide
-			return
+			return i
 		}
 		seen[r] = len(out)
 		out = append(out, guarded{path: r, dir: st.IsDir(), hide: hide})
+		return len(out) - 1
 	}
 	for _, p := range s.Hidden {
 		add(p, true)
@@ -61,10 +68,42 @@ func (s *Spec) guardedPaths() []guarded {
 	if self := selfExecutable(); self != "" {
 		add(self, false)
 	}
+	// Last, so that a refusal names the toolbox's own files first.
+	for _, p := range s.sharedTmpRoots() {
+		if i := add(p, true); i >= 0 && out[i].path == filepath.Clean(p) {
+			out[i].tmpRoot = true
+		}
+	}
+	return out
+}
+
+// sharedTmpRoots are the directories that hold toolboxes' shared tmp
+// directories and that a grant could reach: <TMPDIR>/toolbox-<uid> for
+// toolbox's effective uid (SharedTmpPath) and the parent of the tool's own
+// shared tmp. Nothing in them is a tool's but its own shared tmp, given
+// whole: the others are other toolboxes' scratch files and directories
+// toolbox trusts at every start (DESIGN.md §6). The host's
+// /tmp/toolbox-<uid> needs no entry: no grant may cover /tmp
+// (coversHostTmp) or lie inside a root (inSharedTmpRoot).
+//
+// The first is created when missing (as SharedTmpDir would), so that a tool
+// granted the directory above it cannot take the name first and hand
+// later toolboxes a root of its making.
+func (s *Spec) sharedTmpRoots() []string {
+	base, name := tempDir(), "toolbox-"+strconv.Itoa(os.Geteuid())
+	_ = ensureDir(base, name, sharedTmpParentMode) // a failure: the root is refused at SharedTmpDir, or hidden as whatever it is
+	out := []string{filepath.Join(base, name)}
+	if s.SharedTmp != "" {
+		if p := filepath.Dir(filepath.Clean(s.SharedTmp)); p != out[0] {
+			out = append(out, p)
+		}
+	}
 	return out
 }
 
 const (
+	// fixTmpRoot is the fix when a grant covers a shared tmp root.
+	fixTmpRoot   = "run toolbox with TMPDIR outside every path a tool is granted (toolbox keeps every toolbox's shared tmp in $TMPDIR/toolbox-<uid>), or declare narrower paths"
 	fixProtected = "declare narrower writable paths that leave out the toolbox file, the lock, the envdir root and every locked binary (or their directories)"
 	fixHidden    = "declare paths that leave out toolbox's state directory and the envdir root"
 )
@@ -76,6 +115,9 @@ const (
 // and the guarded path.
 func guardRefusal(m Mechanism, gs []grant, gp []guarded) error {
 	why := func(p guarded) (what, fix string) {
+		if p.tmpRoot {
+			return "it holds the shared tmp of every toolbox run by that user (other toolboxes' scratch files, directories toolbox trusts at every start)", fixTmpRoot
+		}
 		if p.hide {
 			return "no tool may reach it (toolbox's state directory, the envdir root with every tool's secrets, serve's MCP token file)", fixHidden
 		}
@@ -83,6 +125,9 @@ func guardRefusal(m Mechanism, gs []grant, gp []guarded) error {
 	}
 	for _, g := range gs {
 		for _, p := range gp {
+			if p.tmpRoot && g.field == FieldTmp {
+				continue // the tool's own shared tmp, given whole
+			}
 			if (g.write || p.hide) && within(g.src, p.path) {
 				what, fix := why(p)
 				return refuse(g.field, m, fix, "path %q (%s) lies inside %q: %s", g.dest, g.src, p.path, what)

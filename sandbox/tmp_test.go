@@ -321,3 +321,57 @@ func TestSharedTmpRootIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedTmpRootInsideAGrant: with toolbox's TMPDIR inside a writable
+// grant (TMPDIR=$PWD/.tmp, a workspace the tool may write), the shared tmp
+// root <TMPDIR>/toolbox-<uid>, which holds every toolbox's shared tmp, is
+// reachable through that grant. bwrap hides it (the tool's own shared tmp
+// stays its $TMPDIR); landlock, which cannot mask, refuses the grant naming
+// the root and the fix. Twins: the grant still works (bwrap), and under
+// landlock a TMPDIR outside the grant.
+func TestSharedTmpRootInsideAGrant(t *testing.T) {
+	ws, elsewhere := t.TempDir(), t.TempDir()
+	tmpdir := filepath.Join(ws, ".tmp")
+	must(t, os.Mkdir(tmpdir, 0o755))
+	t.Setenv("TMPDIR", tmpdir)
+	shared := sharedTmp(t)
+	other := sharedTmp(t)
+	root := filepath.Dir(shared)
+	if filepath.Dir(other) != root || !strings.HasPrefix(root, tmpdir+"/") {
+		t.Fatalf("shared tmps %s, %s: not in %s", shared, other, tmpdir)
+	}
+	must(t, os.WriteFile(filepath.Join(other, "secret"), []byte("other toolbox\n"), 0o644))
+	for _, m := range sandboxed {
+		t.Run(string(m), func(t *testing.T) {
+			requireMechanism(t, m)
+			spec := &Spec{Mechanism: m, SharedTmp: shared, Write: []string{ws}}
+			if m == Landlock {
+				_, err := Start(pin(spec), Command{Path: "/bin/true"})
+				r := wantRefusal(t, err, FieldWrite)
+				if !strings.Contains(r.Reason, root) || !strings.Contains(r.Fix, "TMPDIR") {
+					t.Errorf("refusal %q (fix %q) names neither %s nor TMPDIR", r.Reason, r.Fix, root)
+				}
+				// Twin: the same grant with TMPDIR outside it.
+				t.Setenv("TMPDIR", elsewhere)
+				out := sharedTmp(t)
+				r2 := runSh(t, pin(&Spec{Mechanism: m, SharedTmp: out, Write: []string{ws}}),
+					`echo a > "$W/f" && echo b > "$TMPDIR/g" && cat "$W/f" "$TMPDIR/g"`, "W="+ws)
+				if r2.stdout != "a\nb\n" {
+					t.Fatalf("twin: stdout %q, stderr %q", r2.stdout, r2.stderr)
+				}
+				return
+			}
+			r := runSh(t, pin(spec), `
+				cat "$R/`+filepath.Base(other)+`/secret" 2>/dev/null && echo READ
+				ls -A "$R" 2>/dev/null | grep -vx "${TMPDIR##*/}" && echo LISTED
+				mkdir "$R/planted" 2>/dev/null && echo PLANTED
+				echo a > "$W/f" && echo b > "$TMPDIR/g" && cat "$W/f" "$TMPDIR/g"`, "R="+root, "W="+ws)
+			if r.stdout != "a\nb\n" {
+				t.Fatalf("stdout %q (want the grant and /tmp to work, the root hidden), stderr %q", r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(shared, "g")); err != nil {
+				t.Errorf("the tool's /tmp is not its shared tmp: %v\n%s", err, r.stderr)
+			}
+		})
+	}
+}

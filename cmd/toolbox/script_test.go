@@ -57,13 +57,25 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
+			// TMPDIR outside $WORK, where toolbox keeps its shared tmp
+			// root: tools granted $WORK would otherwise cover it (bwrap
+			// hides it, landlock refuses them). A script wanting that sets
+			// TMPDIR itself.
+			tmp := env.WorkDir + "-tmp"
+			if err := os.Mkdir(tmp, 0o755); err != nil {
+				return err
+			}
+			env.Setenv("TMPDIR", tmp)
 			// As root toolbox mounts a tmpfs on the toolbox's shared tmp
-			// ($WORK/.tmp/toolbox-0/...): detach it before testscript
+			// ($TMPDIR/toolbox-0/...): detach it before testscript
 			// removes $WORK (it runs Defer first).
 			env.Defer(func() {
-				if err := testenv.DetachMounts(env.WorkDir); err != nil {
-					env.T().Log(err)
+				for _, d := range []string{env.WorkDir, tmp} {
+					if err := testenv.DetachMounts(d); err != nil {
+						env.T().Log(err)
+					}
 				}
+				os.RemoveAll(tmp)
 			})
 			env.Setenv("MCPFS", mcpfsDir()) // [mcpfs] installs it there
 			dst := filepath.Join(env.WorkDir, "toolboxes")
