@@ -98,6 +98,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	lockPath, l, err := readLockWith(opts.Globals, func(path string) (*manifest.Lock, error) {
 		return launcher.ReadLock(path, opts.Name, backends)
 	})
+	if err == nil {
+		err = opts.CheckPlanted()
+	}
 	if err != nil {
 		return opts.refused(err)
 	}

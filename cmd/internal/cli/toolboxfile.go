@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolbox-dev/toolbox/internal/shq"
 	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/runspec"
 )
 
 // NoToolboxFileError says the toolbox file to use does not exist, where it
@@ -46,7 +47,7 @@ func (e *NoToolboxFileError) Error() string {
 func (g *Globals) NeedToolboxFile() error {
 	path := g.ToolboxFile()
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return g.CheckPlanted()
 	}
 	from := ""
 	switch {
@@ -60,6 +61,61 @@ func (g *Globals) NeedToolboxFile() error {
 		e.Nearest = nearestToolbox()
 	}
 	return e
+}
+
+// CheckPlanted refuses a toolbox file found by default (./toolbox.hcl:
+// neither -f nor TOOLBOX_FILE) when it or its lock lies inside a path that
+// a sandboxed tool of another toolbox file in the same directory
+// (.toolbox/toolbox.hcl) or a directory above may write
+// (runspec.PlantableBy): that tool could have planted both, with tools of
+// its choosing, for the operator to run by typing `toolbox run` there. As
+// with git's safe.directory, naming the file (-f) is the operator saying
+// it is theirs. Nothing is read for a named file; unreadable locks above
+// are skipped.
+func (g *Globals) CheckPlanted() error {
+	if g.File != "" || os.Getenv("TOOLBOX_FILE") != "" {
+		return nil
+	}
+	file, err := filepath.Abs(defaultToolFile)
+	if err != nil {
+		return nil
+	}
+	if r, err := filepath.EvalSymlinks(file); err == nil {
+		file = r
+	}
+	lock := manifest.LockPath(file)
+	for dir, depth := filepath.Dir(file), 0; depth < 64; depth++ {
+		for _, name := range []string{"toolbox.hcl", filepath.Join(".toolbox", "toolbox.hcl")} {
+			other := filepath.Join(dir, name)
+			if other == file {
+				continue
+			}
+			if st, err := os.Stat(other); err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+			otherLock := manifest.LockPath(other)
+			l, err := manifest.Read(otherLock)
+			if err != nil {
+				continue
+			}
+			for _, p := range []string{file, lock} {
+				if ws := runspec.PlantableBy(otherLock, l, p); len(ws) > 0 {
+					rel, err := filepath.Rel(filepath.Dir(file), other)
+					if err != nil {
+						rel = other
+					}
+					return WithCode(ExitError, fmt.Errorf("%s lies inside %q, which tool %q of %s may write: a tool could have planted this toolbox file and its lock, with tools of its choosing; read both, then name the file to use it: -f %s (toolbox uses a toolbox file found by default only when no other toolbox's tool could have written it)",
+						filepath.Base(p), ws[0].Grant, ws[0].Tool, rel, shq.Quote(defaultToolFile)))
+				}
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return nil
 }
 
 // nearestToolbox is the closest toolbox file a user standing in a project's
