@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -253,4 +254,32 @@ func shellOctal(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestWriteJSONOnATerminal: --json output (list, status, processes,
+// inbox: WriteJSON) goes past the terminal filter; encoding/json escapes
+// C0 controls but writes C1 controls raw, and U+009B is CSI to a terminal
+// decoding UTF-8. On a terminal they are JSON escapes; into a pipe the
+// bytes are encoding/json's, unchanged.
+func TestWriteJSONOnATerminal(t *testing.T) {
+	v := map[string]string{"description": "a\u009b31m\u0085b\x1b]0;t\x07 é€"}
+	var term bytes.Buffer
+	if err := WriteJSON(&termWriter{w: &term}, v); err != nil {
+		t.Fatal(err)
+	}
+	want := `{` + "\n" + `  "description": "a\u009b31m\u0085b\u001b]0;t\u0007 é€"` + "\n}\n"
+	if term.String() != want {
+		t.Errorf("on a terminal:\n got %q\nwant %q", term.String(), want)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(term.Bytes(), &back); err != nil || back["description"] != v["description"] {
+		t.Errorf("the escaped JSON decodes to %q (%v), want %q", back["description"], err, v["description"])
+	}
+	var pipe bytes.Buffer
+	if err := WriteJSON(&pipe, v); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(pipe.String(), "a\u009b31m\u0085b") {
+		t.Errorf("into a pipe the bytes changed: %q", pipe.String())
+	}
 }
