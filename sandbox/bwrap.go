@@ -230,6 +230,10 @@ func bwrapPlan(s *Spec, c Command) (*bwrapLayout, error) {
 		return nil, err
 	}
 	lay := &bwrapLayout{gp: s.guardedPaths()}
+	if err := s.missingHiddenRefusal(Bwrap, gs); err != nil {
+		closeGrants(gs)
+		return nil, err
+	}
 	if err := guardRefusal(Bwrap, gs, lay.gp); err != nil {
 		closeGrants(gs)
 		return nil, err

@@ -122,6 +122,10 @@ func landlockPlan(s *Spec, c Command) (*landlockLayout, error) {
 		return nil, err
 	}
 	gp := s.guardedPaths()
+	if err := s.missingHiddenRefusal(Landlock, gs); err != nil {
+		closeGrants(gs)
+		return nil, err
+	}
 	if err := guardRefusal(Landlock, gs, gp); err != nil {
 		closeGrants(gs)
 		return nil, err

@@ -1,12 +1,17 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/toolbox-dev/toolbox/internal/shq"
 )
 
 // guarded is a protected or hidden path, resolved on the host.
@@ -168,6 +173,46 @@ func guardRefusal(m Mechanism, gs []grant, gp []guarded) error {
 		}
 	}
 	return nil
+}
+
+// missingHiddenRefusal refuses a writable grant that covers a hidden path
+// (Spec.Hidden: the envdir root, the state dir) that does not exist yet:
+// guardedPaths skips it, so no mechanism hides it, and the tool could
+// create it, with links to host files that toolbox, not the tool, then
+// reads (as the envdir, as root, following links) at every later run. The
+// fix is to create it; once it exists it is hidden as usual.
+func (s *Spec) missingHiddenRefusal(m Mechanism, gs []grant) error {
+	for _, h := range s.Hidden {
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		if _, err := os.Lstat(h); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		p := resolveMissing(filepath.Clean(h))
+		for _, g := range gs {
+			if g.write && g.field != FieldTmp && within(p, g.src) {
+				return refuse(g.field, m, fmt.Sprintf("create it before the tools run (mkdir -p -m 700 %s), or declare writable paths that leave it out", shq.Quote(h)),
+					"writable path %q (%s) covers %q, which does not exist: no tool may reach it (toolbox's state directory, the envdir root), and a tool could create it with links to host files that toolbox reads at every later run", g.dest, g.src, h)
+			}
+		}
+	}
+	return nil
+}
+
+// resolveMissing is p, which does not exist, with the links of its nearest
+// existing ancestor resolved.
+func resolveMissing(p string) string {
+	rest := ""
+	for d := p; ; d = filepath.Dir(d) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(d) == d {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
 }
 
 // mask is one extra bwrap mount that keeps a guarded path out of reach.
