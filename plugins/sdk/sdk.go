@@ -145,7 +145,9 @@ func Serve(t Tool) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: pb.Handshake,
 		Plugins:         pb.PluginSet(NewServer(t)),
-		GRPCServer:      plugin.DefaultGRPCServer,
+		// Each message a stream sends is on the socket before Send
+		// returns (flush.go): emitted output survives an os.Exit.
+		GRPCServer: grpcServer,
 		// go-plugin's own messages: errors only, to the real stderr.
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name:   "go-plugin",
