@@ -697,6 +697,13 @@ func (p *proc) final() bool {
 	return p.state.Final()
 }
 
+// endedAt is when p finished, and whether it has.
+func (p *proc) endedAt() (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ended, p.state.Final()
+}
+
 func (p *proc) currentState() State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
