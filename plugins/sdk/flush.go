@@ -151,9 +151,10 @@ type streamCount struct {
 
 // h2 frame types and flags (RFC 9113 §6).
 const (
-	frameData     = 0x0
-	flagEndStream = 0x1
-	flagPadded    = 0x8
+	frameData      = 0x0
+	frameRSTStream = 0x3
+	flagEndStream  = 0x1
+	flagPadded     = 0x8
 )
 
 func (c *flushConn) Write(p []byte) (int, error) {
@@ -192,7 +193,7 @@ func (c *flushConn) parse(p []byte) {
 			c.left = int(c.head[0])<<16 | int(c.head[1])<<8 | int(c.head[2])
 			c.dataOf = 0
 			id := binary.BigEndian.Uint32(c.head[5:9]) &^ (1 << 31)
-			c.endAfter = c.head[4]&flagEndStream != 0
+			c.endAfter = c.head[4]&flagEndStream != 0 || c.head[3] == frameRSTStream
 			if c.head[3] == frameData && c.head[4]&flagPadded == 0 {
 				c.dataOf = id // grpc-go pads nothing; a padded frame is not counted
 			}
@@ -229,8 +230,8 @@ func fill(dst []byte, n *int, p []byte) ([]byte, bool) {
 	return p[k:], *n == len(dst)
 }
 
-// frameDone ends the current frame; a frame that ends its stream drops
-// the stream's count.
+// frameDone ends the current frame; a frame that ends its stream (END_STREAM,
+// RST_STREAM) drops the stream's count.
 func (c *flushConn) frameDone(id uint32) {
 	c.headN = 0
 	if c.endAfter {

@@ -63,4 +63,10 @@ func TestFlushConnCountsMessagesPerStream(t *testing.T) {
 	if got(1) != 1 {
 		t.Fatalf("stream 1: %d messages, want 1", got(1))
 	}
+	// A stream's end (trailers, or a reset) drops its count.
+	_, _ = c.Write(frame(0x1, flagEndStream, 1, []byte("trailers")))
+	_, _ = c.Write(frame(frameRSTStream, 0, 3, []byte{0, 0, 0, 8}))
+	if len(c.streams) != 0 {
+		t.Fatalf("counts of ended streams kept: %v", c.streams)
+	}
 }
