@@ -47,6 +47,9 @@ type Service interface {
 
 // Emitter is where a call's output goes. Its methods are safe for
 // concurrent use and fail once the call has returned or the caller is gone.
+// Under Serve, Write and Emit return once the output is on the plugin's
+// socket to the host: it reaches the host even if the plugin then calls
+// os.Exit, crashes or is killed.
 type Emitter interface {
 	// Write sends p as result bytes (a oneshot tool's stdout, or output
 	// framed as "lines" or "chunks"). Each Write is sent at once: buffer
