@@ -34,6 +34,8 @@ type rawServer struct {
 	afterInit func(s *rawServer) bool
 	// list, when set, is the result of tools/list for a cursor.
 	list func(cursor string) string
+	// call, when set, handles tools/call in place of the empty answer.
+	call func(s *rawServer, id json.RawMessage)
 	// answered, when set, receives the id of each answer the client
 	// sends to the server's own requests.
 	answered chan string
@@ -45,6 +47,14 @@ func (s *rawServer) send(line string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, err := io.WriteString(s.out, line+"\n")
+	return err
+}
+
+// sendRaw writes text as it is, with no newline (half a message).
+func (s *rawServer) sendRaw(text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := io.WriteString(s.out, text)
 	return err
 }
 
@@ -87,6 +97,10 @@ func (s *rawServer) serve() {
 				_ = s.answer(m.ID, rawTools)
 			}
 		case "tools/call":
+			if s.call != nil {
+				s.call(s, m.ID)
+				continue
+			}
 			_ = s.answer(m.ID, `{"content":[{"type":"text","text":""}]}`)
 		default:
 			if len(m.ID) > 0 {

@@ -139,7 +139,7 @@ func TestDescribeCheckRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Describe: %v", err)
 	}
-	if d.Slug != "fake" || d.Protocol != 2 || len(d.Commands) != 8 {
+	if d.Slug != "fake" || d.Protocol != 2 || len(d.Commands) != 9 {
 		t.Errorf("Describe = slug %q protocol %d, %d commands", d.Slug, d.Protocol, len(d.Commands))
 	}
 	var doc map[string]any
@@ -323,6 +323,24 @@ func TestExitMidStream(t *testing.T) {
 	// Calls after the crash fail the same way, at once.
 	if _, _, err := c.Describe(ctxT(t)); !errors.Is(err, plugins.ErrPluginExited) {
 		t.Errorf("Describe after the crash: %v", err)
+	}
+}
+
+// TestEmitThenExitLosesNothing: what a plugin wrote and emitted before it
+// called os.Exit reaches the host, every byte and the event, on every try
+// (the SDK's sends used to return before gRPC had written them, and the
+// exit threw the rest away).
+func TestEmitThenExitLosesNothing(t *testing.T) {
+	for i := range 20 {
+		c := startFake(t, "good")
+		var out collect
+		_, err := c.RunCommand(ctxT(t), "emit-exit", nil, out.add)
+		if !errors.Is(err, plugins.ErrPluginExited) {
+			t.Fatalf("try %d: emit-exit: %v, want ErrPluginExited", i, err)
+		}
+		if len(out.chunks) != emitExitBytes || len(out.events) != 1 {
+			t.Fatalf("try %d: got %d bytes and events %q before the exit, want %d bytes and the event", i, len(out.chunks), out.events, emitExitBytes)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package plugins_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -98,6 +99,9 @@ func fakePlugin(mode string) int {
 	return 0
 }
 
+// emitExitBytes is how many result bytes emit-exit writes before its event.
+const emitExitBytes = 100 << 10
+
 // fakeTool is a tool with one command per behaviour under test.
 type fakeTool struct{}
 
@@ -121,6 +125,7 @@ func (fakeTool) Describe() protocol.Describe {
 			{Name: "panic", Description: "panic in Run", Args: noArgs},
 			{Name: "gopanic", Description: "panic in a goroutine: the process dies", Args: noArgs},
 			{Name: "crash", Description: "exit 3 in the middle of a stream", Args: noArgs},
+			{Name: "emit-exit", Description: "write, emit and exit 3 at once, with no pause", Args: noArgs},
 			{Name: "spawn", Description: "start a grandchild and report its pid", Args: noArgs},
 			{Name: "block", Description: "block until cancelled", Args: noArgs},
 			{Name: "env", Description: "print the environment", Args: noArgs},
@@ -164,6 +169,12 @@ func (fakeTool) Run(ctx context.Context, args sdk.Args, out sdk.Emitter) (int, e
 			noisyCrash()
 		}
 		sdk.Logger().Error("giving up")
+		os.Exit(3)
+	case "emit-exit":
+		// What an agent's plugin does when it is done: its last words,
+		// then os.Exit, with nothing in between.
+		_, _ = out.Write(bytes.Repeat([]byte("x"), emitExitBytes))
+		_ = out.Emit(map[string]string{"last": "words"})
 		os.Exit(3)
 	case "spawn":
 		exe, err := os.Executable()

@@ -44,7 +44,7 @@ func Main() {
 }
 
 // Describe is the plugin's describe document: one arg, "action" (pid,
-// crash, slow, spawn, block), chunks output, up to 8 calls at once.
+// crash, last-words, slow, spawn, block), chunks output, up to 8 calls at once.
 func Describe() *protocol.Describe {
 	return &protocol.Describe{
 		Protocol: 2, Slug: "probe", Description: "a plugin for the tests of warm plugins",
@@ -77,6 +77,9 @@ func Add(t testing.TB, f *locktest.Fixture, name string, concurrency int) string
 	return bin
 }
 
+// LastWords is what action "last-words" writes before it exits 5.
+var LastWords = bytes.Repeat([]byte("last words\n"), 10000)
+
 type tool struct{}
 
 var inflight, peak atomic.Int32
@@ -93,6 +96,10 @@ func (tool) Run(ctx context.Context, args sdk.Args, out sdk.Emitter) (int, error
 		return 0, err
 	case "crash":
 		os.Exit(3)
+	case "last-words":
+		// Output, then os.Exit at once: what it wrote must reach the host.
+		_, _ = out.Write(LastWords)
+		os.Exit(5)
 	case "slow":
 		n := inflight.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {

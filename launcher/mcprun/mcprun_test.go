@@ -960,3 +960,40 @@ func TestPoolRetiresAServerWhoseCallTimedOut(t *testing.T) {
 	}
 	testenv.WaitFor(t, "the retired server to end", func() bool { return !alive(first) })
 }
+
+// A server killed -9 in the middle of a call ends that call at once with
+// an error (not at the call's timeout), and the next call is served by a
+// new server. The twin, the same server answering, is pidOf.
+func TestPoolServerKilledMidCall(t *testing.T) {
+	const hangTool = `{"name":"hang","description":"Never answers","inputSchema":{"type":"object"}}`
+	lockPath, l := fixtureOf(t, "["+echoTool+","+pidTool+","+hangTool+"]")
+	p, c, first := warmPool(t, lockPath, l)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c.Tool = "hang"
+	errc := make(chan error, 1)
+	go func() { _, _, err := p.CallMCP(ctx, c); errc <- err }()
+	// The call is in the server's hands once it stops answering to
+	// nothing: give it the time to be sent, then kill.
+	testenv.WaitFor(t, "the hanging call to reach the server", func() bool {
+		o, err := p.owner("s")
+		return err == nil && o.Live() == 1 && len(errc) == 0
+	})
+	time.Sleep(100 * time.Millisecond) // not an assertion: lets the request leave
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("the call to a killed server succeeded")
+		}
+		t.Logf("call to the server killed mid-call: %v", err)
+	case <-time.After(testenv.WaitBound):
+		t.Fatalf("the call to a server killed mid-call did not end within %s", testenv.WaitBound)
+	}
+	c.Tool = "pid"
+	if next := pidOf(t, p, c); next == first {
+		t.Fatalf("served by the killed server %d", first)
+	}
+}

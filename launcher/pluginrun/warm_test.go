@@ -1,6 +1,7 @@
 package pluginrun_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -133,6 +134,23 @@ func TestWarmCrashRestartsWithBackoff(t *testing.T) {
 	}
 	if st := f.owner.States()[0]; st.Crashes != 1 {
 		t.Fatalf("state %+v, want one crash", st)
+	}
+}
+
+// What a plugin wrote before it called os.Exit reaches the call's output,
+// every byte, whether the plugin was started for the call or warm.
+func TestLastWordsBeforeExitAreKept(t *testing.T) {
+	f := newFixture(t, warm.Options{}, 0)
+	for name, pr := range map[string]launcher.PluginRunner{"cold": pluginrun.Runner{}, "warm": f.warm} {
+		for i := range 5 {
+			res, err := f.call(t, pr, "last-words", 0)
+			if res == nil {
+				t.Fatalf("%s try %d: no result: %v", name, i, err)
+			}
+			if !bytes.Equal(res.Output, testplugin.LastWords) {
+				t.Fatalf("%s try %d: got %d bytes of output (err %v), want the %d written before the exit", name, i, len(res.Output), err, len(testplugin.LastWords))
+			}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,6 +209,58 @@ func TestLimits(t *testing.T) {
 	}
 	if _, err := run("one"); err != nil {
 		t.Errorf("start after a stop: %v", err)
+	}
+}
+
+// Sessions opened and abandoned (one finished command each) cost the
+// supervisor nothing for ever: past FinishedPerHost finished records the
+// oldest go, whatever their session, record files included, and a session
+// left with nothing is forgotten; before, every session kept its records
+// and its mailbox as long as the daemon ran. The twin: under the bound
+// every session keeps its record.
+func TestAbandonedSessionsAreBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		perHost  int
+		sessions int
+		wantKept int
+	}{{"over", 3, 6, 3}, {"under", 10, 6, 6}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			state := t.TempDir()
+			s := f.supervisor(t, func(c *Config) {
+				c.StateDir = state
+				c.Limits.FinishedPerHost = tc.perHost
+			})
+			var ids []string
+			for i := range tc.sessions {
+				st, err := s.RunCommand(ctxT(t), fmt.Sprintf("agent-%d", i), Command{Cmd: "true"})
+				if err != nil || !st.Done {
+					t.Fatalf("command %d: %+v, %v", i, st.Handle, err)
+				}
+				ids = append(ids, st.Process)
+			}
+			kept := 0
+			for i, id := range ids {
+				_, err := s.Status(ctxT(t), fmt.Sprintf("agent-%d", i), id, 0)
+				switch {
+				case err == nil:
+					kept++
+					if i < tc.sessions-tc.wantKept {
+						t.Errorf("session %d's record (among the oldest) was kept", i)
+					}
+				case !errors.Is(err, ErrUnknownProcess):
+					t.Errorf("status of %s: %v", id, err)
+				}
+			}
+			recs, _ := os.ReadDir(filepath.Join(state, recordsDir))
+			s.mu.Lock()
+			sessions := len(s.sessions)
+			s.mu.Unlock()
+			if kept != tc.wantKept || len(recs) != tc.wantKept || sessions != tc.wantKept {
+				t.Errorf("kept %d records, %d record files, %d sessions; want %d of each", kept, len(recs), sessions, tc.wantKept)
+			}
+		})
 	}
 }
 

@@ -163,3 +163,60 @@ func TestStopKillsALostProcessStillRunning(t *testing.T) {
 		t.Errorf("record after the stop = %+v", r)
 	}
 }
+
+// kill -9 of a supervisor whose command had written output (no log
+// files): the next supervisor says how much was written and that it is
+// lost (cursors 0 to N gone, bytes per stream), in Status and in the
+// output page, instead of an empty range as if nothing had been written.
+// The record counts the output within outputFlush of its writing. The
+// twin: a command that wrote nothing keeps no count.
+func TestLostOutputIsCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name, cmd      string
+		stdout, stderr int64
+	}{
+		{"wrote", "printf 'twelve bytes'; printf 'err' >&2; exec sleep 60", 12, 3},
+		{"silent", "exec sleep 60", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			state := t.TempDir()
+			counted := false
+			id, pid := crashedSupervisor(t, f, state, tc.cmd, func(int) {
+				// No t.Fatal here: the child supervisor must be killed.
+				for end := time.Now().Add(5 * time.Second); tc.stdout > 0 && !counted && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+					recs, _ := ReadRecords(state)
+					counted = len(recs) == 1 && recs[0].Output != nil && recs[0].Output.Head == tc.stdout+tc.stderr
+				}
+			})
+			if tc.stdout > 0 && !counted {
+				t.Errorf("the record did not count the output within 5 s (outputFlush is %s)", outputFlush)
+			}
+			testenv.Eventually(t, 2*time.Second, "the command to die with its supervisor", func() bool { return !alive(pid) })
+			s := f.supervisor(t, func(c *Config) { c.StateDir = state })
+			st, err := s.Status(ctxT(t), "crashy", id, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pg, err := s.Output("crashy", id, 0, 1024)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := tc.stdout + tc.stderr
+			if tc.stdout == 0 {
+				if st.Output.Head != 0 || len(st.Notes) != 0 || strings.Contains(pg.Note, "bytes of output") {
+					t.Errorf("a silent lost command: output %+v, notes %q, page note %q", st.Output, st.Notes, pg.Note)
+				}
+				return
+			}
+			want := fmt.Sprintf("the %d bytes of output it had written by", head)
+			detail := fmt.Sprintf("(cursors 0 to %d: %d of stdout, %d of stderr)", head, tc.stdout, tc.stderr)
+			if st.Output.Head != head || st.Output.Earliest != head || len(st.Notes) != 1 || !strings.Contains(st.Notes[0], want) || !strings.Contains(st.Notes[0], detail) {
+				t.Errorf("status of the lost command: output %+v, notes %q; want head %d and a note saying %q %q", st.Output, st.Notes, head, want, detail)
+			}
+			if pg.Head != head || pg.Next != head || !strings.Contains(pg.Note, want) || !strings.Contains(pg.Note, "serve --log-bytes") {
+				t.Errorf("output page of the lost command: %+v", pg)
+			}
+		})
+	}
+}

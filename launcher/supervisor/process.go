@@ -43,6 +43,12 @@ type proc struct {
 	persistMu sync.Mutex
 	dropped   bool // forgotten: never write its record again
 	retrying  bool // a retry of the record's write is scheduled
+	// outFlush is set while a write of the record for new output is
+	// scheduled (flushOutput).
+	outFlush atomic.Bool
+	// recorded is the output count of a record loaded from a dead
+	// supervisor (its ring is nil).
+	recorded *RecordedOutput
 
 	lmu       sync.Mutex
 	listeners map[*listener]struct{}
@@ -168,6 +174,7 @@ func loadedProc(s *Supervisor, r Record) *proc {
 		name: r.Name, label: r.Label, command: r.Command,
 		logPaths:  r.Logs,
 		runtime:   r.Runtime,
+		recorded:  r.Output,
 		readyCh:   make(chan error, 1),
 		done:      make(chan struct{}),
 		stopCh:    make(chan struct{}),
@@ -298,7 +305,28 @@ func (w *outWriter) Write(b []byte) (int, error) {
 	if w.stream == Stdout && w.in.fr != nil {
 		_, _ = w.in.fr.Write(b)
 	}
+	w.p.flushOutput()
 	return len(b), nil
+}
+
+// outputFlush is how long new output waits before the record says how
+// much was written: after a kill -9 of the supervisor, its successor
+// tells what was lost, short of at most this much of the latest output.
+const outputFlush = time.Second
+
+// flushOutput schedules a write of the record, within outputFlush, that
+// counts the output written so far: one write a second at most, whatever
+// the rate of the output.
+func (p *proc) flushOutput() {
+	if p.s.cfg.StateDir == "" || !p.outFlush.CompareAndSwap(false, true) {
+		return
+	}
+	time.AfterFunc(outputFlush, func() {
+		p.outFlush.Store(false)
+		if !p.s.isClosed() {
+			_ = p.persist()
+		}
+	})
 }
 
 // begin records a launched run: its pid, state starting. The error is
@@ -667,6 +695,13 @@ func (p *proc) final() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.state.Final()
+}
+
+// endedAt is when p finished, and whether it has.
+func (p *proc) endedAt() (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ended, p.state.Final()
 }
 
 func (p *proc) currentState() State {

@@ -62,3 +62,10 @@ func (r *Ring) StreamTail(s Stream, n int) StreamTail {
 	st.Truncated = int64(len(text)) < st.Written
 	return st
 }
+
+// Written is how many bytes of stream s were written so far.
+func (r *Ring) Written(s Stream) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.written[streamIndex(s)]
+}

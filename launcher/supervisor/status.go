@@ -52,6 +52,11 @@ func (p *proc) statusLocked() Status {
 // addOutput adds the ring's bounds and, with tail, the ends of the output.
 func (p *proc) addOutput(st *Status, tail bool) {
 	if p.ring == nil {
+		if p.recorded != nil {
+			// Nothing is held: the cursors before Head are gone.
+			st.Output = OutputRange{Earliest: p.recorded.Head, Head: p.recorded.Head}
+			st.Notes = append(st.Notes, p.lostOutput())
+		}
 		return
 	}
 	st.Output.Earliest, st.Output.Head = p.ring.Bounds()
@@ -91,10 +96,24 @@ func (p *proc) handle() Handle {
 // noOutput is the page of a process whose output is not in memory.
 func (p *proc) noOutput() Page {
 	pg := Page{Chunks: []Chunk{}, Note: "this process belonged to a supervisor that is gone; its output was not kept in memory"}
-	if p.logPaths != nil {
+	if p.recorded != nil {
+		h := p.recorded.Head
+		pg.Note, pg.Cursor, pg.Next, pg.Earliest, pg.Head = p.lostOutput(), h, h, h, h
+	} else if p.logPaths != nil {
 		pg.Note += fmt.Sprintf("; see the log files %q and %q", p.logPaths.Stdout, p.logPaths.Stderr)
 	}
 	return pg
+}
+
+// lostOutput says what output of a process loaded from a dead
+// supervisor's record went with that supervisor's memory.
+func (p *proc) lostOutput() string {
+	o := p.recorded
+	msg := fmt.Sprintf("this process belonged to a supervisor that is gone: the %d bytes of output it had written by %s (cursors 0 to %d: %d of stdout, %d of stderr) were held in that supervisor's memory and are lost, and so is anything written after that", o.Head, o.At.Format(time.RFC3339), o.Head, o.Stdout, o.Stderr)
+	if p.logPaths != nil {
+		return msg + fmt.Sprintf("; the log files %q and %q keep them", p.logPaths.Stdout, p.logPaths.Stderr)
+	}
+	return msg + "; a supervisor with log files (serve --log-bytes) keeps them on disk"
 }
 
 func (p *proc) baseMail(kind string, state State, code *int, reason string, restarts int) Mail {
@@ -193,7 +212,13 @@ func (p *proc) record() Record {
 		Name: p.name, Label: p.label, Command: p.command,
 		PID: p.pid, PGID: p.pid, PIDStart: p.pidStart, State: p.state, Since: p.since, Restarts: p.restarts,
 		ExitCode: p.exitCode, Reason: p.reason, Started: p.started, Logs: p.logPaths,
-		Runtime: p.runtime, Owner: p.s.owner,
+		Runtime: p.runtime, Owner: p.s.owner, Output: p.recorded,
+	}
+	if p.ring != nil {
+		_, head := p.ring.Bounds()
+		if head > 0 {
+			r.Output = &RecordedOutput{Head: head, Stdout: p.ring.Written(Stdout), Stderr: p.ring.Written(Stderr), At: time.Now().UTC()}
+		}
 	}
 	if !p.ended.IsZero() {
 		e := p.ended

@@ -44,8 +44,22 @@ type Record struct {
 	Ended      *time.Time `json:"ended,omitempty"`
 	Logs       *LogFiles  `json:"logs,omitempty"`
 	Runtime    *Runtime   `json:"runtime,omitempty"`
+	// Output is how much output the process had written when the record
+	// was last written (at most outputFlush before its supervisor died):
+	// what a later supervisor says was lost with the dead one's memory.
+	Output *RecordedOutput `json:"output,omitempty"`
 	// Owner is the supervisor that runs (or ran) the process.
 	Owner Owner `json:"supervisor"`
+}
+
+// RecordedOutput is how much output a process had written by At: Head is
+// the output ring's head cursor (every byte taken in, both streams), and
+// Stdout and Stderr the bytes of each stream.
+type RecordedOutput struct {
+	Head   int64     `json:"head"`
+	Stdout int64     `json:"stdout_bytes"`
+	Stderr int64     `json:"stderr_bytes"`
+	At     time.Time `json:"at"`
 }
 
 // Owner identifies a supervisor: a random instance id, and its process

@@ -22,6 +22,7 @@ const (
 	DefaultLivePerSession     = 8
 	DefaultLivePerHost        = 32
 	DefaultFinishedPerSession = 100
+	DefaultFinishedPerHost    = 1000
 	DefaultRestartLimit       = 5
 	DefaultMailboxMails       = 1000
 	DefaultMailboxBytes       = 4 << 20
@@ -113,6 +114,12 @@ type Limits struct {
 	// FinishedPerSession is how many finished records a session keeps;
 	// the oldest finished one is dropped (with its record file and logs).
 	FinishedPerSession int
+	// FinishedPerHost is how many finished records the supervisor keeps
+	// over all its sessions: past it the oldest finished one (by its end)
+	// is dropped whatever its session, and a session left with no
+	// process is forgotten, mailbox included. Sessions opened and
+	// abandoned (an agent per task) then cost nothing for ever.
+	FinishedPerHost int
 	// RestartLimit is how many restarts on_exit "restart" allows (a run
 	// that lasted Timing.RestartReset resets the count).
 	RestartLimit int
@@ -170,6 +177,7 @@ func (c *Config) defaults() {
 	def(&l.LivePerSession, DefaultLivePerSession)
 	def(&l.LivePerHost, DefaultLivePerHost)
 	def(&l.FinishedPerSession, DefaultFinishedPerSession)
+	def(&l.FinishedPerHost, DefaultFinishedPerHost)
 	def(&l.RestartLimit, DefaultRestartLimit)
 	def(&l.MailboxMails, DefaultMailboxMails)
 	def(&l.MailboxBytes, DefaultMailboxBytes)
@@ -458,6 +466,39 @@ func (s *Supervisor) trim(sess *session) {
 		delete(s.procs, q.id)
 		q.drop()
 		n--
+	}
+	s.trimHost()
+}
+
+// trimHost drops the oldest finished processes of any session while more
+// than Limits.FinishedPerHost are kept, and forgets a session left with
+// no process. s.mu is held.
+func (s *Supervisor) trimHost() {
+	finished := 0
+	for _, q := range s.procs {
+		if q.final() {
+			finished++
+		}
+	}
+	for ; finished > s.cfg.Limits.FinishedPerHost; finished-- {
+		var oldest *proc
+		var oldestEnd time.Time
+		for _, q := range s.procs {
+			if end, ok := q.endedAt(); ok && (oldest == nil || end.Before(oldestEnd)) {
+				oldest, oldestEnd = q, end
+			}
+		}
+		if oldest == nil {
+			return
+		}
+		delete(s.procs, oldest.id)
+		oldest.drop()
+		if sess := s.sessions[oldest.session]; sess != nil {
+			sess.procs = slices.DeleteFunc(sess.procs, func(q *proc) bool { return q == oldest })
+			if len(sess.procs) == 0 && sess.live == 0 {
+				delete(s.sessions, sess.id)
+			}
+		}
 	}
 }
 

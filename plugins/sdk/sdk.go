@@ -47,6 +47,9 @@ type Service interface {
 
 // Emitter is where a call's output goes. Its methods are safe for
 // concurrent use and fail once the call has returned or the caller is gone.
+// Under Serve, Write and Emit return once the output is on the plugin's
+// socket to the host: it reaches the host even if the plugin then calls
+// os.Exit, crashes or is killed.
 type Emitter interface {
 	// Write sends p as result bytes (a oneshot tool's stdout, or output
 	// framed as "lines" or "chunks"). Each Write is sent at once: buffer
@@ -145,7 +148,9 @@ func Serve(t Tool) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: pb.Handshake,
 		Plugins:         pb.PluginSet(NewServer(t)),
-		GRPCServer:      plugin.DefaultGRPCServer,
+		// Each message a stream sends is on the socket before Send
+		// returns (flush.go): emitted output survives an os.Exit.
+		GRPCServer: grpcServer,
 		// go-plugin's own messages: errors only, to the real stderr.
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name:   "go-plugin",

@@ -2,11 +2,13 @@ package wire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"syscall"
 	"time"
 
@@ -38,6 +40,88 @@ func (e *NoDaemonError) Unwrap() []error { return []error{ErrNoDaemon, e.Err} }
 type Client struct {
 	// Socket is the daemon's socket path (SocketPath of its state dir).
 	Socket string
+	// QuickWait bounds the wait for the answer to a quick request (ping,
+	// list, output, tail, inbox; status, beyond its own wait): a daemon
+	// that takes the connection and never answers (stopped by SIGSTOP,
+	// wedged) fails the call with an *UnresponsiveError naming its pid,
+	// where it hung for ever. Requests that wait on processes (start,
+	// send, stop, wait, run_command) are bounded by the caller's context
+	// only. 0 means DefaultQuickWait; negative, no bound.
+	QuickWait time.Duration
+}
+
+// DefaultQuickWait is Client.QuickWait's default: a quick request takes
+// the daemon milliseconds; ten seconds leaves room for a loaded machine.
+const DefaultQuickWait = 10 * time.Second
+
+// UnresponsiveError is a daemon that took a quick request and did not
+// answer it within Wait.
+type UnresponsiveError struct {
+	Socket string
+	Op     string
+	// PID is the daemon's pid (-1 when unknown); State its state letter
+	// from /proc ('T': stopped), 0 when unknown.
+	PID   int
+	State byte
+	Wait  time.Duration
+}
+
+func (e *UnresponsiveError) Error() string {
+	who := "the toolbox daemon"
+	if e.PID > 0 {
+		who = fmt.Sprintf("the toolbox daemon (pid %d)", e.PID)
+	}
+	msg := fmt.Sprintf("%s on %s took the %s request but did not answer within %s", who, e.Socket, e.Op, e.Wait)
+	switch {
+	case e.State == 'T' || e.State == 't':
+		return msg + fmt.Sprintf(": it is stopped; resume it with `kill -CONT %d`", e.PID)
+	case e.PID > 0:
+		return msg + fmt.Sprintf(": it is wedged or overloaded; see `cat /proc/%d/stack`, or restart `toolbox serve`", e.PID)
+	}
+	return msg + ": it is stopped, wedged or overloaded; restart `toolbox serve`"
+}
+
+// quickWait is how long the answer to req may take, 0 for no bound.
+func (c *Client) quickWait(req Request) time.Duration {
+	w := c.QuickWait
+	switch {
+	case w < 0:
+		return 0
+	case w == 0:
+		w = DefaultQuickWait
+	}
+	switch req.Op {
+	case OpPing, OpList, OpOutput, OpTail, OpInbox:
+		return w
+	case OpStatus:
+		return w + time.Duration(max(req.WaitMS, 0))*time.Millisecond
+	}
+	return 0
+}
+
+// unresponsive describes the daemon at the other end of conn.
+func (c *Client) unresponsive(conn net.Conn, op string, wait time.Duration) error {
+	e := &UnresponsiveError{Socket: c.Socket, Op: op, PID: -1, Wait: wait}
+	if uc, ok := conn.(*net.UnixConn); ok {
+		if pid, err := PeerPID(uc); err == nil && pid > 0 {
+			e.PID = pid
+			e.State = procState(pid)
+		}
+	}
+	return e
+}
+
+// procState is the state letter /proc gives pid, 0 when unknown.
+func procState(pid int) byte {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 >= len(data) {
+		return 0
+	}
+	return data[i+2]
 }
 
 // NewClient returns a client of the daemon of stateDir.
@@ -70,6 +154,10 @@ func (c *Client) Call(ctx context.Context, req Request, out any) error {
 		return fmt.Errorf("connecting to the toolbox daemon: %w", err)
 	}
 	defer conn.Close()
+	wait := c.quickWait(req)
+	if wait > 0 {
+		_ = conn.SetDeadline(time.Now().Add(wait))
+	}
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	line, err := json.Marshal(req)
@@ -83,6 +171,9 @@ func (c *Client) Call(ctx context.Context, req Request, out any) error {
 	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&resp); err != nil {
 		if werr != nil {
 			err = werr
+		}
+		if wait > 0 && ctx.Err() == nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			return c.unresponsive(conn, req.Op, wait)
 		}
 		return c.broken(ctx, req.Op, err)
 	}
