@@ -249,7 +249,8 @@ func warnWorkspaceRefusals(opts *LockOptions, path string, l *manifest.Lock) {
 		if e.Refused == "" {
 			continue
 		}
-		line := fmt.Sprintf("warning: on the workspace %s, a run of %s would be refused: %s", trust.Workspace, e.Name, e.Refused)
+		why := strings.TrimPrefix(e.Refused, e.Name+": ") // a block's refusal names it
+		line := fmt.Sprintf("warning: on the workspace %s, a run of %s would be refused: %s", trust.Workspace, e.Name, why)
 		if e.Fix != "" && !strings.Contains(e.Refused, e.Fix) {
 			line += "; " + e.Fix
 		}
