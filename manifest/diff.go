@@ -174,9 +174,9 @@ func (d *differ) fields(at string, a, b *Tool) {
 	d.str(at+": runtime envdir", ra.Envdir, rb.Envdir)
 	d.str(at+": runtime rundir", ra.Rundir, rb.Rundir)
 	if ra.TimeoutSeconds != rb.TimeoutSeconds {
-		d.addf("%s: runtime timeout %gs -> %gs", at, ra.TimeoutSeconds, rb.TimeoutSeconds)
+		d.addf("%s: timeout %gs -> %gs", at, ra.TimeoutSeconds, rb.TimeoutSeconds) // the tool block's timeout
 	}
-	d.limits(at+": runtime", ra.Limits, rb.Limits)
+	d.limits(at+":", ra.Limits, rb.Limits)
 	if !maps.Equal(ra.Paths, rb.Paths) {
 		d.addf("%s: resolved sandbox paths changed (a declared path now leads elsewhere)", at)
 	}

@@ -73,7 +73,7 @@ func TestDiff(t *testing.T) {
 			`tool "search_rg": runtime run_as "nobody" (uid 65534, gid 65534, groups [65534]) -> (caller)`,
 			`tool "search_rg": runtime envdir "env/search_rg" -> ""`,
 			`tool "search_rg": runtime rundir "run/search" -> "run/x"`,
-			`tool "search_rg": runtime timeout 30s -> 1.5s`,
+			`tool "search_rg": timeout 30s -> 1.5s`,
 		}},
 		{"probe", func(l *Lock) {
 			l.Tools["search_rg"].Probe = Probe{Status: StatusFailed, Detail: "rg: not found", Fix: "install ripgrep"}
