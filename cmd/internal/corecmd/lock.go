@@ -96,7 +96,16 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 	}
 	res := compiler.Compile(ctx, cfg, copts)
 	if len(res.Errs) > 0 {
-		return errors.New(joinErrs(fmt.Sprintf("cannot lock %s; the lock file was not changed:", file), res.Errs))
+		head := fmt.Sprintf("cannot lock %s; the lock file was not changed:", file)
+		if opts.Check || opts.ReadOnly {
+			// A check writes nothing anyway: say what could not be checked.
+			flag := "--check"
+			if !opts.Check {
+				flag = "--readonly"
+			}
+			head = fmt.Sprintf("cannot check %s against %s (lock %s writes nothing): probing the toolbox failed:", manifest.LockPath(file), file, flag)
+		}
+		return errors.New(joinErrs(head, res.Errs))
 	}
 	data, err := manifest.Marshal(res.Lock)
 	if err != nil {
