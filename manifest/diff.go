@@ -180,9 +180,18 @@ func (d *differ) fields(at string, a, b *Tool) {
 	if !maps.Equal(ra.Paths, rb.Paths) {
 		d.addf("%s: resolved sandbox paths changed (a declared path now leads elsewhere)", at)
 	}
-	d.str(at+": probe status", a.Probe.Status, b.Probe.Status)
-	d.str(at+": probe detail", a.Probe.Detail, b.Probe.Detail)
-	d.str(at+": probe fix", a.Probe.Fix, b.Probe.Fix)
+	// The check's result is what `TOOL check` reports of this machine
+	// (a version of a program found on PATH, say): a change means the
+	// machine differs from the one that locked, which is said as such.
+	if a.Probe != b.Probe {
+		var parts []string
+		for _, f := range []struct{ name, a, b string }{{"status", a.Probe.Status, b.Probe.Status}, {"detail", a.Probe.Detail, b.Probe.Detail}, {"fix", a.Probe.Fix, b.Probe.Fix}} {
+			if f.a != f.b {
+				parts = append(parts, fmt.Sprintf("%s %q -> %q", f.name, f.a, f.b))
+			}
+		}
+		d.addf("%s: its check reports this machine differently (%s): a program it uses differs from the locking machine's; install the same version here, or lock on this machine", at, strings.Join(parts, ", "))
+	}
 }
 
 // pin compares pinned programs: a new binary at the same path is named as

@@ -79,9 +79,7 @@ func TestDiff(t *testing.T) {
 			l.Tools["search_rg"].Probe = Probe{Status: StatusFailed, Detail: "rg: not found", Fix: "install ripgrep"}
 			l.Capabilities["search"].Active = ""
 		}, []string{
-			`tool "search_rg": probe status "ok" -> "failed"`,
-			`tool "search_rg": probe detail "ripgrep 14" -> "rg: not found"`,
-			`tool "search_rg": probe fix "" -> "install ripgrep"`,
+			`tool "search_rg": its check reports this machine differently (status "ok" -> "failed", detail "ripgrep 14" -> "rg: not found", fix "" -> "install ripgrep"): a program it uses differs from the locking machine's; install the same version here, or lock on this machine`,
 			`capability "search": active "search_rg" -> ""`,
 		}},
 		{"capability", func(l *Lock) {
