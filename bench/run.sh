@@ -162,6 +162,9 @@ if ! [ -f "$work/repo/toolboxes/default/toolbox.lock.json" ]; then
 fi
 tb="$work/repo/toolboxes/default/toolbox.hcl"
 printf 'line one\nline two\nline three\n' > "$work/repo/notes.txt"
+# q quotes a word for mcpcall's command strings (split as a shell would,
+# without expanding): a path with spaces stays one word.
+q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 calls=$((runs / 2 + 1))
 
 echo
@@ -170,12 +173,12 @@ if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 &&
   npm install --silent --no-audit --no-fund --prefix "$work/npm" @modelcontextprotocol/server-filesystem >/dev/null 2>&1; then
   measure "$work/mcpcall" -n "$calls" \
     official read_text_file "{\"path\":\"$work/repo/notes.txt\"}" \
-    "node $work/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js $work/repo" \
-    toolbox-plugin read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --workspace $work/repo --backend read_file=read_file_go" 2>/dev/null
+    "node $(q "$work/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js") $(q "$work/repo")" \
+    toolbox-plugin read_file '{"path":"notes.txt"}' "$(q "$work/toolbox") mcp -f $(q "$tb") --workspace $(q "$work/repo") --backend read_file=read_file_go" 2>/dev/null
 else
   echo "(npm or node is missing, or the install failed: skipping the official filesystem server)"
   measure "$work/mcpcall" -n "$calls" \
-    toolbox-plugin read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --workspace $work/repo --backend read_file=read_file_go"
+    toolbox-plugin read_file '{"path":"notes.txt"}' "$(q "$work/toolbox") mcp -f $(q "$tb") --workspace $(q "$work/repo") --backend read_file=read_file_go"
 fi
 
 # The floor of an exec tool's call: bare bwrap with the binds toolbox gives
@@ -203,13 +206,13 @@ if command -v bwrap >/dev/null 2>&1; then
   echo "== exec read_file over MCP stdio vs the floor: bare bwrap with the same binds running the same script (target: <= 1.3x)"
   measure "$work/mcpcall" -n "$calls" \
     floor exec - "$(bwrap_floor "$work/repo" "$work/repo/toolboxes/default/tools")" \
-    toolbox-exec read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --workspace $work/repo"
+    toolbox-exec read_file '{"path":"notes.txt"}' "$(q "$work/toolbox") mcp -f $(q "$tb") --workspace $(q "$work/repo")"
 
   echo
   echo "== 50 concurrent exec read_file calls over MCP stdio: p50 and p99 without a limit (--max-calls 1000) and with the default (4 per core)"
   measure "$work/mcpcall" -n 10 -warmup 1 -c 50 \
-    unlimited read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --workspace $work/repo --max-calls 1000" \
-    default-limit read_file '{"path":"notes.txt"}' "$work/toolbox mcp -f $tb --workspace $work/repo"
+    unlimited read_file '{"path":"notes.txt"}' "$(q "$work/toolbox") mcp -f $(q "$tb") --workspace $(q "$work/repo") --max-calls 1000" \
+    default-limit read_file '{"path":"notes.txt"}' "$(q "$work/toolbox") mcp -f $(q "$tb") --workspace $(q "$work/repo")"
 else
   echo "(bwrap is missing: skipping the exec benchmarks over MCP)"
 fi

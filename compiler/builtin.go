@@ -240,7 +240,7 @@ func resolveDeclaredSandbox(block string, sb *protocol.Sandbox, mech string, fai
 		var r *sandbox.RefusalError
 		if errors.As(err, &r) {
 			rc := *r
-			rc.Field = strings.TrimPrefix(rc.Field, "runtime.")
+			rc.Field, rc.Block = strings.TrimPrefix(rc.Field, "runtime."), "" // the diagnostic names the block
 			return "", nil, fail(rc.Error(), rc.Fix, &rc)
 		}
 		return "", nil, fail(err.Error(), "", err)

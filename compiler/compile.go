@@ -368,7 +368,11 @@ func (p *prober) lockTool(ctx context.Context, t *ToolDecl, r *ToolReport) (*man
 				return nil, fail("describe: the binary is a Go plugin (hashicorp/go-plugin), not an executable tool",
 					fmt.Sprintf("declare it with a plugin block: plugin %q { path = %q }", t.Name, rel))
 			}
-			return nil, fail(f.Error(), "`TOOL describe` must print its JSON describe document and exit 0")
+			fix := "`TOOL describe` must print its JSON describe document and exit 0"
+			if c.Code == 126 || c.Code == 127 {
+				fix = describeExecFix(spec, c.Code, envValue(p.describeEnv(home), "PATH"))
+			}
+			return nil, fail(f.Error(), fix)
 		}
 		if d, err = validate.ParseDescribe(c.Stdout); err != nil {
 			return nil, fail(fmt.Sprintf("invalid describe document: %v", err), "fix the tool's describe output (DESIGN.md §2)")
@@ -435,6 +439,55 @@ func (p *prober) describeEnv(home string) []string {
 }
 
 const defaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+// describeExecFix is the fix for a describe that could not execute a
+// program (exit 126: not executable or not permitted, 127: not found):
+// its interpreter (#! line) or a program it calls. Describe runs with the
+// caller's PATH, under the strictest sandbox, which sees the system
+// directories and the tool's own, not a PATH entry elsewhere (a CI
+// runner's tool cache, a pyenv or nvm shim under $HOME): those entries
+// are named, as the reason a program there is not found.
+func describeExecFix(spec *sandbox.Spec, code int, path string) string {
+	what := "found"
+	if code == 126 {
+		what = "executed"
+	}
+	if spec == nil || spec.Mechanism == "" || spec.Mechanism == sandbox.None {
+		return fmt.Sprintf("a program describe runs (the tool's #! interpreter, or one it calls) was not %s with PATH=%s: install it, or run toolbox lock with a PATH that holds it", what, path)
+	}
+	var hidden []string
+	for _, dir := range filepath.SplitList(path) {
+		if !systemDir(dir) && !(spec.ToolDir != "" && (dir == spec.ToolDir || strings.HasPrefix(dir, spec.ToolDir+"/"))) {
+			hidden = append(hidden, dir)
+		}
+	}
+	msg := fmt.Sprintf("a program describe runs (the tool's #! interpreter, or one it calls) was not %s in its %s sandbox, which sees only the system directories (/usr, /bin, /sbin, /lib*) and the tool's own directory", what, spec.Mechanism)
+	if len(hidden) > 0 {
+		msg += fmt.Sprintf("; PATH has %s, which it does not see", strings.Join(hidden, ", "))
+	}
+	return msg + ": use a program installed under /usr (e.g. #!/usr/bin/env bash with /usr/bin on PATH, /usr/bin/python3 rather than a shim under $HOME), then run toolbox lock"
+}
+
+// systemDir reports whether dir is one a sandbox always shows (/usr and
+// below, /bin, /sbin, /lib*).
+func systemDir(dir string) bool {
+	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		if dir == d || strings.HasPrefix(dir, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// envValue is the value of name in env ("NAME=value" entries), "" if unset.
+func envValue(env []string, name string) string {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
 
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)

@@ -145,7 +145,7 @@ func (p *prober) lockMCPServer(ctx context.Context, d *MCPServerDecl) mcpLocked 
 // server, for check --probe.
 func mcpRefusal(d *MCPServerDecl, r *sandbox.RefusalError) *Diagnostic {
 	rc := *r
-	rc.Field = strings.TrimPrefix(rc.Field, "runtime.") // the block's own sandbox
+	rc.Field, rc.Block = strings.TrimPrefix(rc.Field, "runtime."), "" // the block's own sandbox; the diagnostic names the block
 	diag := &Diagnostic{File: d.Range.Filename, Line: d.Range.Start.Line, Col: d.Range.Start.Column, Block: d.Block, Msg: rc.Error(), Fix: rc.Fix, Err: &rc}
 	rc.Tool = d.Name // after the message: the block already names it
 	return diag

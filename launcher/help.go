@@ -40,7 +40,7 @@ func Help(ctx context.Context, lockPath string, l *manifest.Lock, name string, c
 	if t.Kind == manifest.KindExec && DeclaresHelp(t.Describe) {
 		if err := runnable(toolName, t, nil); err == nil {
 			spec, cmd, err := runspec.Prepare(filepath.Dir(lockPath), t, l.EnvAllowlist, runspec.Params{
-				Verb: runspec.VerbHelp, CallerEnv: callerEnv, Trust: runspec.NewTrust(lockPath, l, "").WithWorkspace(runspec.Workspace{}),
+				Tool: toolName, Verb: runspec.VerbHelp, CallerEnv: callerEnv, Trust: runspec.NewTrust(lockPath, l, "").WithWorkspace(runspec.Workspace{}),
 			})
 			cmd.Exe = exe
 			if err == nil {

@@ -350,7 +350,7 @@ func runTool(ctx context.Context, req Request, toolName, backend string) (*Resul
 	// runspec puts the verb and, for one command of a multi-command binary,
 	// the command's name before the encoded arguments.
 	spec, cmd, err := runspec.Prepare(filepath.Dir(req.LockPath), t, req.Lock.EnvAllowlist, runspec.Params{
-		Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env, Stdin: inv.Stdin,
+		Tool: toolName, Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env, Stdin: inv.Stdin,
 		CallerEnv: req.CallerEnv, Session: req.Session,
 		Trust: runspec.NewTrust(req.LockPath, req.Lock, append([]string{req.StateDir}, req.Hidden...)...).WithWorkspace(req.Workspace),
 	})

@@ -174,15 +174,24 @@ func (d *differ) fields(at string, a, b *Tool) {
 	d.str(at+": runtime envdir", ra.Envdir, rb.Envdir)
 	d.str(at+": runtime rundir", ra.Rundir, rb.Rundir)
 	if ra.TimeoutSeconds != rb.TimeoutSeconds {
-		d.addf("%s: runtime timeout %gs -> %gs", at, ra.TimeoutSeconds, rb.TimeoutSeconds)
+		d.addf("%s: timeout %gs -> %gs", at, ra.TimeoutSeconds, rb.TimeoutSeconds) // the tool block's timeout
 	}
-	d.limits(at+": runtime", ra.Limits, rb.Limits)
+	d.limits(at+":", ra.Limits, rb.Limits)
 	if !maps.Equal(ra.Paths, rb.Paths) {
 		d.addf("%s: resolved sandbox paths changed (a declared path now leads elsewhere)", at)
 	}
-	d.str(at+": probe status", a.Probe.Status, b.Probe.Status)
-	d.str(at+": probe detail", a.Probe.Detail, b.Probe.Detail)
-	d.str(at+": probe fix", a.Probe.Fix, b.Probe.Fix)
+	// The check's result is what `TOOL check` reports of this machine
+	// (a version of a program found on PATH, say): a change means the
+	// machine differs from the one that locked, which is said as such.
+	if a.Probe != b.Probe {
+		var parts []string
+		for _, f := range []struct{ name, a, b string }{{"status", a.Probe.Status, b.Probe.Status}, {"detail", a.Probe.Detail, b.Probe.Detail}, {"fix", a.Probe.Fix, b.Probe.Fix}} {
+			if f.a != f.b {
+				parts = append(parts, fmt.Sprintf("%s %q -> %q", f.name, f.a, f.b))
+			}
+		}
+		d.addf("%s: its check reports this machine differently (%s): a program it uses differs from the locking machine's; install the same version here, or lock on this machine", at, strings.Join(parts, ", "))
+	}
 }
 
 // pin compares pinned programs: a new binary at the same path is named as

@@ -73,15 +73,13 @@ func TestDiff(t *testing.T) {
 			`tool "search_rg": runtime run_as "nobody" (uid 65534, gid 65534, groups [65534]) -> (caller)`,
 			`tool "search_rg": runtime envdir "env/search_rg" -> ""`,
 			`tool "search_rg": runtime rundir "run/search" -> "run/x"`,
-			`tool "search_rg": runtime timeout 30s -> 1.5s`,
+			`tool "search_rg": timeout 30s -> 1.5s`,
 		}},
 		{"probe", func(l *Lock) {
 			l.Tools["search_rg"].Probe = Probe{Status: StatusFailed, Detail: "rg: not found", Fix: "install ripgrep"}
 			l.Capabilities["search"].Active = ""
 		}, []string{
-			`tool "search_rg": probe status "ok" -> "failed"`,
-			`tool "search_rg": probe detail "ripgrep 14" -> "rg: not found"`,
-			`tool "search_rg": probe fix "" -> "install ripgrep"`,
+			`tool "search_rg": its check reports this machine differently (status "ok" -> "failed", detail "ripgrep 14" -> "rg: not found", fix "" -> "install ripgrep"): a program it uses differs from the locking machine's; install the same version here, or lock on this machine`,
 			`capability "search": active "search_rg" -> ""`,
 		}},
 		{"capability", func(l *Lock) {

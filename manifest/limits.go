@@ -73,11 +73,62 @@ func (l *Limits) String() string {
 	return strings.Join(parts, " ")
 }
 
-// limits reports a change of limits (nil and all-zero both mean none).
+// limits reports a change of limits (nil and all-zero both mean none) in
+// one line naming each changed limit as the toolbox file's limits block
+// spells it (file_size = "2MiB", not the lock's file_size_bytes): what
+// the operator edits is the HCL.
 func (d *differ) limits(what string, a, b *Limits) {
-	if sa, sb := a.String(), b.String(); sa != sb {
-		d.addf("%s limits %s -> %s", what, sa, sb)
+	if a.String() == b.String() {
+		return
 	}
+	var changed []string
+	fa, fb := a.fields(), b.fields()
+	for i, f := range fa {
+		if f.v != fb[i].v {
+			changed = append(changed, fmt.Sprintf("%s %s -> %s", f.hcl, limitValue(f.v, f.unit), limitValue(fb[i].v, f.unit)))
+		}
+	}
+	if pa, pb := a != nil && a.ProcessesDefault, b != nil && b.ProcessesDefault; pa != pb {
+		changed = append(changed, fmt.Sprintf("processes from the default %t -> %t", pa, pb))
+	}
+	d.addf("%s limits changed: %s", what, strings.Join(changed, ", "))
+}
+
+// limitField is one limit as the toolbox file names it; unit is "bytes"
+// for sizes, "" for counts.
+type limitField struct {
+	hcl, unit string
+	v         uint64
+}
+
+func (l *Limits) fields() []limitField {
+	var z Limits
+	if l == nil {
+		l = &z
+	}
+	return []limitField{
+		{"memory", "bytes", l.MemoryBytes}, {"file_size", "bytes", l.FileSizeBytes},
+		{"open_files", "", l.OpenFiles}, {"cpu_seconds", "", l.CPUSeconds},
+		{"processes", "", l.Processes}, {"tmp_size", "bytes", l.TmpSizeBytes},
+	}
+}
+
+// limitValue is v as the toolbox file would say it: "none" for 0, a size
+// in MiB or KiB when it is a whole number of them.
+func limitValue(v uint64, unit string) string {
+	switch {
+	case v == 0:
+		return "none"
+	case unit == "bytes" && v%(1<<40) == 0:
+		return fmt.Sprintf("%q", fmt.Sprintf("%dTiB", v>>40))
+	case unit == "bytes" && v%(1<<30) == 0:
+		return fmt.Sprintf("%q", fmt.Sprintf("%dGiB", v>>30))
+	case unit == "bytes" && v%(1<<20) == 0:
+		return fmt.Sprintf("%q", fmt.Sprintf("%dMiB", v>>20))
+	case unit == "bytes" && v%(1<<10) == 0:
+		return fmt.Sprintf("%q", fmt.Sprintf("%dKiB", v>>10))
+	}
+	return fmt.Sprint(v)
 }
 
 // builtinLimits checks that every builtin with limits is declared, and

@@ -29,8 +29,9 @@ func TestLimitsRoundTripAndDiff(t *testing.T) {
 	next.Tools["search_rg"].Runtime.Limits = &Limits{MemoryBytes: 256 << 20}
 	got := Diff(back, next)
 	want := []string{
-		`builtin "process": limits cpu_seconds=60 -> none`,
-		`tool "search_rg": runtime limits memory_bytes=536870912 file_size_bytes=1048576 open_files=1024 processes=64 tmp_size_bytes=67108864 -> memory_bytes=268435456`,
+		// Named as the toolbox file's limits block spells them.
+		`builtin "process": limits changed: cpu_seconds 60 -> none`,
+		`tool "search_rg": limits changed: memory "512MiB" -> "256MiB", file_size "1MiB" -> none, open_files 1024 -> none, processes 64 -> none, tmp_size "64MiB" -> none`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Diff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

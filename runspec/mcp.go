@@ -117,9 +117,9 @@ func MCPServerSpec(lockDir string, l *manifest.Lock, name string, trust *Trust) 
 		return nil, fmt.Errorf("mcp server %q is locked with %q and needs the lock's trusted paths (runspec.NewTrust)", name, m)
 	}
 	spec.Mechanism, spec.NetNone, spec.TmpPrivate = m, sb.Net == "none", sb.Tmp == "private"
+	spec.Block = fmt.Sprintf("mcp_server %q", name)
 	setLimits(spec, srv.Limits)
-	d := declared{base: lockDir, readField: "sandbox.fs.read", writeField: "sandbox.fs.write", locked: srv.Paths, lockDir: lockDir,
-		owner: fmt.Sprintf("mcp server %q", name)}
+	d := declared{base: lockDir, readField: "sandbox.fs.read", writeField: "sandbox.fs.write", locked: srv.Paths, lockDir: lockDir}
 	if err := d.grant(spec, sb.FS, trust); err != nil {
 		return nil, err
 	}

@@ -111,6 +111,10 @@ func TestMCPServerSpecIsAToolsSpec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if server.Block != `mcp_server "fs"` {
+			t.Errorf("%s: server's Block = %q, want its HCL block (refusals name it)", m, server.Block)
+		}
+		server.Block = ""
 		if !reflect.DeepEqual(server, tool) {
 			t.Errorf("%s: server %+v\ntool %+v", m, server, tool)
 		}

@@ -33,7 +33,7 @@ func ProcessSpec(lockDir string, pb *manifest.ProcessBuiltin, trust *Trust) (*sa
 		return nil, fmt.Errorf("builtin \"process\" is locked confined with mechanism %q and sandbox %v, which cannot confine it; it is never run unconfined: run toolbox lock", pb.Mechanism, pb.Sandbox != nil)
 	}
 	sb := pb.Sandbox
-	spec := &sandbox.Spec{Mechanism: m, NetNone: sb.Net == "none", TmpPrivate: sb.Tmp == "private"}
+	spec := &sandbox.Spec{Mechanism: m, NetNone: sb.Net == "none", TmpPrivate: sb.Tmp == "private", Block: `builtin "process"`}
 	if trust != nil {
 		// What a later run trusts stays out of the commands' reach, as
 		// out of a tool's (DESIGN.md §6, D2), and bwrap is the pinned one.
@@ -45,8 +45,7 @@ func ProcessSpec(lockDir string, pb *manifest.ProcessBuiltin, trust *Trust) (*sa
 			}
 		}
 	}
-	d := declared{base: lockDir, readField: "sandbox.fs.read", writeField: "sandbox.fs.write", keepWorkspace: true,
-		owner: `builtin "process"`}
+	d := declared{base: lockDir, readField: "sandbox.fs.read", writeField: "sandbox.fs.write", keepWorkspace: true}
 	if err := d.grant(spec, sb.FS, trust); err != nil {
 		return nil, err
 	}

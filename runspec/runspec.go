@@ -21,6 +21,9 @@ const (
 // Params are the per-call inputs of Prepare. The zero value is not usable:
 // Verb is required.
 type Params struct {
+	// Tool is the tool's name in the lock, which errors name it by (its
+	// binary's path when empty).
+	Tool string
 	// Verb is VerbRun, VerbDescribe, VerbCheck or VerbHelp.
 	Verb string
 	// Argv are the arguments after the verb (encoded args for "run"; for a
@@ -60,16 +63,20 @@ func Prepare(lockDir string, t *manifest.Tool, envAllowlist []string, p Params) 
 	if t == nil {
 		return nil, sandbox.Command{}, errors.New("preparing tool: no tool")
 	}
+	what := fmt.Sprintf("tool %q", p.Tool)
+	if p.Tool == "" {
+		what = fmt.Sprintf("the tool at %q", t.Path)
+	}
 	if !filepath.IsAbs(lockDir) {
 		abs, err := filepath.Abs(lockDir)
 		if err != nil {
-			return nil, sandbox.Command{}, fmt.Errorf("preparing tool %q: %w", t.Path, err)
+			return nil, sandbox.Command{}, fmt.Errorf("preparing %s: %w", what, err)
 		}
 		lockDir = abs
 	}
 	spec, cmd, err := prepare(lockDir, t, envAllowlist, p)
 	if err != nil {
-		return nil, sandbox.Command{}, fmt.Errorf("preparing tool %q: %w", t.Path, err)
+		return nil, sandbox.Command{}, fmt.Errorf("preparing %s: %w", what, err)
 	}
 	return spec, cmd, nil
 }

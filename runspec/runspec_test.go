@@ -524,3 +524,18 @@ func BenchmarkPrepare(b *testing.B) {
 		}
 	}
 }
+
+// TestPrepareNamesTheTool: an error preparing a tool names it as the lock
+// and the operator do (Params.Tool), not by its binary's path; without a
+// name, it says the path is the tool's.
+func TestPrepareNamesTheTool(t *testing.T) {
+	tool := &manifest.Tool{Path: "/somewhere/bin/count_lines", Runtime: manifest.Runtime{Mechanism: "none"}}
+	_, _, err := Prepare("/lock", tool, nil, Params{Tool: "count_lines", Verb: "frobnicate"})
+	if err == nil || !strings.HasPrefix(err.Error(), `preparing tool "count_lines": `) {
+		t.Errorf("named: %v", err)
+	}
+	_, _, err = Prepare("/lock", tool, nil, Params{Verb: "frobnicate"})
+	if err == nil || !strings.HasPrefix(err.Error(), `preparing the tool at "/somewhere/bin/count_lines": `) {
+		t.Errorf("unnamed: %v", err)
+	}
+}

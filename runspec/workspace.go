@@ -277,8 +277,6 @@ type declared struct {
 	// started), a path naming the workspace stays as declared,
 	// "{workspace}/…"; otherwise it is refused.
 	keepWorkspace bool
-	// owner, when not "", prefixes a refusal: `mcp server "x"`.
-	owner string
 }
 
 // grant fills spec.Read and spec.Write from fs: a path naming the
@@ -299,10 +297,11 @@ func (d declared) grant(spec *sandbox.Spec, fs *protocol.FS, trust *Trust) error
 			}
 			r, err := workspaceGrant(spec, d.base, p, field, trust)
 			if err != nil {
-				if d.owner != "" {
-					err = fmt.Errorf("%s: %w", d.owner, err)
+				var r *sandbox.RefusalError
+				if spec.Block != "" && !errors.As(err, &r) {
+					return nil, fmt.Errorf("%s: %w", spec.Block, err)
 				}
-				return nil, err
+				return nil, spec.AsDeclared(err) // names a block's own sandbox (Spec.Block)
 			}
 			out = append(out, r)
 		}

@@ -319,13 +319,13 @@ func TestDeclaredGrant(t *testing.T) {
 
 	// Without a trust: kept as declared for a description, else refused
 	// with the owner and the field.
-	d = declared{base: "/lock", readField: "sandbox.fs.read", writeField: "sandbox.fs.write", keepWorkspace: true, owner: `builtin "process"`}
+	d = declared{base: "/lock", readField: "sandbox.fs.read", writeField: "sandbox.fs.write", keepWorkspace: true}
 	spec = &sandbox.Spec{}
 	if err := d.grant(spec, &protocol.FS{Write: []string{"{workspace}/out"}}, nil); err != nil || !slices.Equal(spec.Write, []string{"{workspace}/out"}) {
 		t.Errorf("described: %q, %v", spec.Write, err)
 	}
 	d.keepWorkspace = false
-	err := d.grant(&sandbox.Spec{}, &protocol.FS{Write: []string{"{workspace}/out"}}, nil)
+	err := d.grant(&sandbox.Spec{Block: `builtin "process"`}, &protocol.FS{Write: []string{"{workspace}/out"}}, nil)
 	if !errors.Is(err, ErrNoWorkspace) || !strings.HasPrefix(err.Error(), `builtin "process": `) {
 		t.Errorf("no workspace: %v, want ErrNoWorkspace after the owner", err)
 	}

@@ -217,6 +217,11 @@ type ExplainOptions struct {
 // does and closes them again; the shared tmp must exist (SharedTmpDir).
 // c.Exe may be nil (c.Path is then checked as Start would without one).
 func Explain(spec *Spec, c Command, opts ExplainOptions) (*Exposure, error) {
+	x, err := explain(spec, c, opts)
+	return x, spec.AsDeclared(err)
+}
+
+func explain(spec *Spec, c Command, opts ExplainOptions) (*Exposure, error) {
 	s, m := orNone(spec)
 	switch m {
 	case None, Bwrap, Landlock:

@@ -171,7 +171,8 @@ func prepare(spec *Spec, c Command, forStart bool) (*prepared, error) {
 	return prepareWith(spec, c, forStart, planLimits)
 }
 
-func prepareWith(spec *Spec, c Command, forStart bool, plan planner) (*prepared, error) {
+func prepareWith(spec *Spec, c Command, forStart bool, plan planner) (_ *prepared, err error) {
+	defer func() { err = spec.AsDeclared(err) }()
 	s, m := orNone(spec)
 	cred, err := credential(s.RunAs, m)
 	if err != nil {

@@ -38,13 +38,20 @@ type RefusalError struct {
 	Reason string
 	// Fix says what the operator or the tool's author can change.
 	Fix string
+	// Block is the toolbox file's block (`builtin "process"`, `mcp_server
+	// "x"`) whose sandbox block holds Field, spelled there as written
+	// (sandbox.fs.write); "" for a tool's describe document (Spec.Block).
+	Block string
 }
 
 // Error names the tool, the field, the mechanism and the reason. The fix is
 // not repeated here: the top-level reporter prints e.Fix once.
 func (e *RefusalError) Error() string {
 	var b strings.Builder
-	if e.Tool != "" {
+	switch {
+	case e.Block != "":
+		fmt.Fprintf(&b, "%s: ", e.Block)
+	case e.Tool != "":
 		fmt.Fprintf(&b, "tool %q: ", e.Tool)
 	}
 	b.WriteString(e.Field)

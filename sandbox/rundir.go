@@ -20,8 +20,13 @@ import (
 // grant that would let the tool write (or, for hidden paths, reach) a
 // protected path the mechanism cannot mask. The compiler calls it at lock
 // time with what it knows then; Start checks again. Errors are
-// *RefusalError. A nil spec or None has nothing to check.
+// *RefusalError (named as declared: AsDeclared). A nil spec or None has
+// nothing to check.
 func (s *Spec) Check() error {
+	return s.AsDeclared(s.check())
+}
+
+func (s *Spec) check() error {
 	if s == nil {
 		return nil
 	}

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"errors"
 	"slices"
+	"strings"
 
 	"github.com/toolbox-dev/toolbox/sandbox/helper"
 )
@@ -109,6 +111,27 @@ type Spec struct {
 	// Limits for how; the zero value limits nothing). A limit the machine
 	// cannot enforce for this child is refused (LimitsRefusal).
 	Limits Limits
+	// Block, when set, is the toolbox file's block whose own sandbox block
+	// declares this spec, as the operator wrote it (`builtin "process"`,
+	// `mcp_server "name"`): a refusal then names that block and its field
+	// as written there (sandbox.fs.write, not the describe document's
+	// runtime.sandbox.fs.write). Empty for a tool, whose declarations
+	// come from its describe document (runtime.*).
+	Block string
+}
+
+// AsDeclared returns err with the *RefusalError it wraps (if any) naming
+// the field as the spec's declarations were written: for a spec with a
+// Block, that block and the field without "runtime." (see Spec.Block).
+// Every refusal of Cmd, Start, Check and MakeRundir already went through
+// it; callers that refuse a spec themselves (runspec) use it too.
+func (s *Spec) AsDeclared(err error) error {
+	var r *RefusalError
+	if s == nil || s.Block == "" || !errors.As(err, &r) || r.Block != "" {
+		return err
+	}
+	r.Block, r.Field = s.Block, strings.TrimPrefix(r.Field, "runtime.")
+	return err
 }
 
 // ForPlugin is s as a go-plugin plugin runs under it, socketDir being the

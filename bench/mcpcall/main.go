@@ -11,7 +11,11 @@
 //
 // KIND is an MCP tool name, the server being CMD; or "exec", for a command
 // run once per call (ARGS is then ignored, write -). ARGS is the tool's
-// arguments as one JSON object. Commands are split on spaces (no shell).
+// arguments as one JSON object. Commands are split into words as a POSIX
+// shell would split them, without expanding anything: spaces separate
+// words, '...' and "..." quote (a path with spaces: '/my dir/toolbox'),
+// a backslash escapes the next character (inside "...", only \ and ");
+// an unterminated quote stops the run.
 // With -c N each round sends N calls at once to one target (each call's
 // latency is counted). A call that fails, or whose result is an error,
 // stops the run with the reason.
@@ -20,6 +24,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -54,7 +59,11 @@ func main() {
 	ctx := context.Background()
 	var ts []*target
 	for i := 0; i < len(rest); i += 4 {
-		t := &target{name: rest[i], tool: rest[i+1], argv: strings.Fields(rest[i+3])}
+		argv, err := splitWords(rest[i+3])
+		if err != nil || len(argv) == 0 {
+			fail(fmt.Errorf("%s: command %q: %v (quote a path holding spaces: '/my dir/x')", rest[i], rest[i+3], err))
+		}
+		t := &target{name: rest[i], tool: rest[i+1], argv: argv}
 		if t.tool != "exec" {
 			if err := json.Unmarshal([]byte(rest[i+2]), &t.args); err != nil {
 				fail(fmt.Errorf("%s: arguments: %w", t.name, err))
@@ -156,4 +165,59 @@ func pct(ds []time.Duration, p int) time.Duration {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "mcpcall:", err)
 	os.Exit(1)
+}
+
+// splitWords splits s into words as a POSIX shell would, expanding
+// nothing: unquoted blanks separate words; '...' is literal; "..." is
+// literal but for \\ and \"; an unquoted backslash escapes the next
+// character. An unterminated quote or a trailing backslash is an error.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' at byte %d", i)
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, errors.New("unterminated \"")
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 >= len(s) {
+				return nil, errors.New("trailing backslash")
+			}
+			i++
+			w.WriteByte(s[i])
+			inWord = true
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
 }

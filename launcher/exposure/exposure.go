@@ -91,15 +91,16 @@ func Tools(lockPath string, l *manifest.Lock, opts Options) []Entry {
 	out := make([]Entry, 0, len(names))
 	for _, n := range names {
 		e := Entry{Name: n}
-		exp, err := explainTool(lockDir, home, l, l.Tools[n], trust, opts)
+		exp, err := explainTool(lockDir, home, l, n, trust, opts)
 		e.set(exp, err)
 		out = append(out, e)
 	}
 	return out
 }
 
-func explainTool(lockDir, home string, l *manifest.Lock, t *manifest.Tool, trust *runspec.Trust, opts Options) (*sandbox.Exposure, error) {
-	spec, cmd, err := runspec.Prepare(lockDir, t, l.EnvAllowlist, runspec.Params{Verb: runspec.VerbRun, CallerEnv: opts.CallerEnv, Trust: trust})
+func explainTool(lockDir, home string, l *manifest.Lock, name string, trust *runspec.Trust, opts Options) (*sandbox.Exposure, error) {
+	t := l.Tools[name]
+	spec, cmd, err := runspec.Prepare(lockDir, t, l.EnvAllowlist, runspec.Params{Tool: name, Verb: runspec.VerbRun, CallerEnv: opts.CallerEnv, Trust: trust})
 	if err != nil {
 		return nil, err
 	}

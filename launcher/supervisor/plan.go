@@ -170,7 +170,7 @@ func planTool(in planInput) (*toolPlan, error) {
 	p.verify = func() error { return launcher.Verify(lockPath, lock, tool) }
 	p.open = func() (*sandbox.Executable, error) { return launcher.OpenVerified(lockPath, lock, tool) }
 	spec, cmd, err := runspec.Prepare(filepath.Dir(in.lockPath), t, in.lock.EnvAllowlist, runspec.Params{
-		Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env,
+		Tool: tool, Verb: runspec.VerbRun, Argv: inv.Argv, ArgEnv: inv.Env,
 		CallerEnv: in.callerEnv, Session: in.session,
 		Trust: runspec.NewTrust(in.lockPath, in.lock, in.hidden...).WithWorkspace(in.workspace),
 	})

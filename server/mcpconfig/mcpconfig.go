@@ -53,9 +53,11 @@ type Server struct {
 	// Name is the entry's key in the client's servers ("toolbox" usually):
 	// 1 to 64 letters, digits, "_" or "-" (a bare key in TOML too).
 	Name string
-	// Command is the absolute path of the toolbox binary.
+	// Command is the absolute path of the toolbox binary, or "toolbox"
+	// (found on PATH) in a project-scoped file (Client.ProjectScoped).
 	Command string
-	// Args are the command's arguments: "mcp", then absolute paths.
+	// Args are the command's arguments: "mcp", then paths: absolute in a
+	// user's file, relative to the project in a project's (InProject).
 	Args []string
 }
 
@@ -65,15 +67,16 @@ type Server struct {
 var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // check refuses a name clients or TOML would not take as it is, a
-// relative command (clients start servers from a directory of their own),
+// relative command other than a bare name looked up on PATH (clients
+// start servers from a directory of their own),
 // and text that JSON and TOML cannot hold as it is (encoding/json would
 // silently replace invalid UTF-8).
 func (s Server) check() error {
 	if !nameRE().MatchString(s.Name) {
 		return fmt.Errorf("server name %q: use 1 to 64 letters, digits, _ or -", s.Name)
 	}
-	if !filepath.IsAbs(s.Command) {
-		return fmt.Errorf("command %q is not an absolute path", s.Command)
+	if !filepath.IsAbs(s.Command) && !bareCommand(s.Command) {
+		return fmt.Errorf("command %q is neither an absolute path nor a program name found on PATH", s.Command)
 	}
 	for _, a := range append([]string{s.Command}, s.Args...) {
 		if !utf8.ValidString(a) {
@@ -117,6 +120,9 @@ func Snippet(c Client, s Server) ([]byte, error) {
 func Merge(c Client, existing []byte, s Server) ([]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, err
+	}
+	if bareCommand(s.Command) && !c.ProjectScoped() {
+		return nil, fmt.Errorf("command %q: %s's file is the user's, which names toolbox by its absolute path", s.Command, c)
 	}
 	switch c {
 	case Codex:

@@ -75,7 +75,7 @@ func TestSnippetJSONRoundTrip(t *testing.T) {
 
 func TestServerRefused(t *testing.T) {
 	for what, s := range map[string]Server{
-		"relative command": {Name: "toolbox", Command: "toolbox"},
+		"relative command": {Name: "toolbox", Command: "bin/toolbox"},
 		"name with a dot":  {Name: "a.b", Command: "/bin/toolbox"},
 		"empty name":       {Name: "", Command: "/bin/toolbox"},
 		"invalid UTF-8":    {Name: "toolbox", Command: "/bin/toolbox", Args: []string{"mcp", "/x\xff"}},
@@ -418,5 +418,42 @@ func TestWriteCreatesAndFollowsLinks(t *testing.T) {
 	}
 	if _, err := Write(filepath.Join(dir, "adir"), Cursor, server, now); err == nil {
 		t.Errorf("writing over a directory: no error")
+	}
+}
+
+// TestInProject: a project-scoped file names the toolbox file and the
+// workspace relative to the project (through the client's own variable
+// where it has one), so that a committed file holds in another clone; a
+// user's file keeps absolute paths and may not name toolbox by PATH.
+func TestInProject(t *testing.T) {
+	for _, c := range []struct {
+		client    Client
+		path      string
+		want      string
+		projected bool
+	}{
+		{ClaudeCode, "/src/mono/svc/toolbox.hcl", "toolbox.hcl", true},
+		{ClaudeCode, "/src/mono/svc", ".", true},
+		{Gemini, "/src/mono/toolbox.hcl", "../toolbox.hcl", true},
+		{VSCode, "/src/mono/svc/.toolbox/toolbox.hcl", "${workspaceFolder}/.toolbox/toolbox.hcl", true},
+		{Cursor, "/src/mono/svc", "${workspaceFolder}", true},
+		{Codex, "/src/mono/svc", "", false},
+		{ClaudeDesktop, "/src/mono/svc", "", false},
+	} {
+		if got := c.client.ProjectScoped(); got != c.projected {
+			t.Errorf("%s: ProjectScoped = %t", c.client, got)
+		}
+		if !c.projected {
+			if _, err := Snippet(c.client, Server{Name: "toolbox", Command: "toolbox"}); err == nil {
+				t.Errorf("%s: a bare command accepted in the user's file", c.client)
+			}
+			continue
+		}
+		if got := InProject(c.client, "/src/mono/svc", c.path); got != c.want {
+			t.Errorf("%s: InProject(%q) = %q, want %q", c.client, c.path, got, c.want)
+		}
+		if _, err := Snippet(c.client, Server{Name: "toolbox", Command: "toolbox", Args: []string{"mcp", "-f", c.want}}); err != nil {
+			t.Errorf("%s: %v", c.client, err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -56,12 +57,19 @@ func NewCmdMCPConfig(g *Globals, runF func(*MCPConfigOptions) error) *cobra.Comm
 		Use:   "config --client CLIENT",
 		Short: "Print (or --write) an MCP client's configuration that starts this toolbox",
 		Long: `config prints what an MCP client needs to start "toolbox mcp" for this toolbox
-file and workspace, in the client's own format, with absolute paths: the
-toolbox binary, the toolbox file (-f, $TOOLBOX_FILE, ./toolbox.hcl) and the
-workspace (--workspace, $TOOLBOX_WORKSPACE, the locked toolbox file's
+file and workspace, in the client's own format: the toolbox binary, the
+toolbox file (-f, $TOOLBOX_FILE, ./toolbox.hcl) and the workspace (--workspace, $TOOLBOX_WORKSPACE, the locked toolbox file's
 workspace attribute, else the current directory), checked as toolbox mcp
 checks it: a workspace taken from the current directory is refused when it is
 your home directory or above it (name the project).
+
+A project's file (claude-code, cursor, vscode, gemini: in the workspace, meant
+to be committed) names them so that it holds in any clone: the toolbox file
+and the workspace relative to the project (${workspaceFolder}/... for cursor
+and vscode, which expand it; plain relative paths for claude-code and gemini,
+which start the server in the project's directory), and toolbox by name when
+the toolbox on PATH is this binary. A user's file (claude-desktop, codex, or
+any --client-file) names them by absolute path.
 
 --write merges it into the client's file instead: every other key is kept, a
 server of the same --name is replaced, the old file is kept beside it as
@@ -131,7 +139,16 @@ func mcpConfigRun(opts *MCPConfigOptions) error {
 	if err != nil {
 		return fmt.Errorf("finding the toolbox binary: %w", err)
 	}
-	args := []string{"mcp", "-f", toolboxFile, "--workspace", workspace}
+	// A project's file (committed, used in every clone) names the toolbox
+	// file and the workspace relative to the project and toolbox by PATH;
+	// a user's file (one machine) names them absolute.
+	portable := client.ProjectScoped() && opts.ClientFile == ""
+	fileArg, wsArg := toolboxFile, workspace
+	if portable {
+		fileArg, wsArg = mcpconfig.InProject(client, workspace, toolboxFile), mcpconfig.InProject(client, workspace, workspace)
+		command = onPathAs(command)
+	}
+	args := []string{"mcp", "-f", fileArg, "--workspace", wsArg}
 	if opts.StateDir != "" {
 		dir, err := filepath.Abs(opts.StateDir)
 		if err != nil {
@@ -168,6 +185,7 @@ func mcpConfigRun(opts *MCPConfigOptions) error {
 			return err
 		}
 		fmt.Fprintf(opts.IO.Err, "%s reads this from %s; --write merges it there\n", client, file)
+		portableNote(opts, client, portable, command)
 		return nil
 	}
 	now := time.Now
@@ -197,7 +215,42 @@ func mcpConfigRun(opts *MCPConfigOptions) error {
 	default:
 		fmt.Fprintf(opts.IO.Err, "wrote server %q to %s (a new file)\n", opts.Name, w.File)
 	}
+	portableNote(opts, client, portable, command)
 	return nil
+}
+
+// portableNote says how a project's file holds in another clone: its paths
+// are relative to the project (the client starts toolbox there, or expands
+// its workspace variable), and toolbox must be on PATH; or, when the
+// toolbox on PATH is not this binary, that the file names it absolute.
+func portableNote(opts *MCPConfigOptions, client mcpconfig.Client, portable bool, command string) {
+	if !portable {
+		return
+	}
+	how := "relative to the project (" + string(client) + " starts toolbox in the project's directory)"
+	if v := client.WorkspaceVar(); v != "" {
+		how = "relative to " + v
+	}
+	if filepath.IsAbs(command) {
+		fmt.Fprintf(opts.IO.Err, "note: the paths are %s, so the file can be committed; but the toolbox on PATH is not %s, so the file names it absolute: put toolbox on PATH and set \"command\": \"toolbox\" before committing it\n", how, command)
+		return
+	}
+	fmt.Fprintf(opts.IO.Err, "note: the paths are %s and toolbox is found on PATH, so the file can be committed and used in any clone\n", how)
+}
+
+// onPathAs returns "toolbox" when the toolbox found on PATH is the binary
+// at exe (the one a project's file would start), else exe itself.
+func onPathAs(exe string) string {
+	p, err := exec.LookPath("toolbox")
+	if err != nil {
+		return exe
+	}
+	a, errA := os.Stat(p)
+	b, errB := os.Stat(exe)
+	if errA != nil || errB != nil || !os.SameFile(a, b) {
+		return exe
+	}
+	return "toolbox"
 }
 
 // configWorkspace is the workspace the client's toolbox mcp is pinned

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/toolbox-dev/toolbox/internal/shq"
@@ -23,6 +24,10 @@ type NoToolboxFileError struct {
 	// directory's .toolbox/ or in a directory above (see nearestToolbox),
 	// relative to the current directory; "" when there is none.
 	Nearest string
+	// Below are, for the default, the toolbox files in
+	// the current directory's subdirectories (a monorepo's root, see
+	// toolboxesBelow), relative to it.
+	Below []string
 }
 
 func (e *NoToolboxFileError) Error() string {
@@ -32,8 +37,14 @@ func (e *NoToolboxFileError) Error() string {
 		if err != nil {
 			dir = "."
 		}
-		if e.Nearest != "" {
+		switch {
+		case e.Nearest != "":
 			fix = fmt.Sprintf("the nearest is %s: name it with -f %s (toolbox reads only the file it is given, never one it finds above)", e.Nearest, shq.Quote(e.Nearest))
+			if len(e.Below) > 0 {
+				fix += "; below this directory: " + strings.Join(e.Below, ", ")
+			}
+		case len(e.Below) > 0:
+			fix = fmt.Sprintf("toolbox files below it: %s; name one with -f %s (toolbox reads only the file it is given)", strings.Join(e.Below, ", "), shq.Quote(e.Below[0]))
 		}
 		return fmt.Sprintf("no toolbox file found: there is no %s in %s; %s", e.Path, dir, fix)
 	}
@@ -58,7 +69,7 @@ func (g *Globals) NeedToolboxFile() error {
 	}
 	e := &NoToolboxFileError{Path: path, From: from}
 	if from == "" {
-		e.Nearest = nearestToolbox()
+		e.Nearest, e.Below = nearestToolbox(), toolboxesBelow()
 	}
 	return e
 }
@@ -116,6 +127,51 @@ func (g *Globals) CheckPlanted() error {
 		dir = parent
 	}
 	return nil
+}
+
+// toolboxesBelow lists the toolbox files (toolbox.hcl, .toolbox/toolbox.hcl)
+// one or two directories below the current one, relative to it, at most
+// 5, sorted: a monorepo's root holding a toolbox per service. Hidden
+// directories (but .toolbox) and node_modules are not entered, and at most
+// 256 directories are read, so a large tree costs little.
+func toolboxesBelow() []string {
+	var found []string
+	budget := 256
+	var walk func(rel string, depth int)
+	walk = func(rel string, depth int) {
+		if depth > 2 || budget <= 0 || len(found) >= 5 {
+			return
+		}
+		budget--
+		entries, err := os.ReadDir(filepath.Join(".", rel))
+		if err != nil {
+			return
+		}
+		for _, d := range entries {
+			if !d.IsDir() || len(found) >= 5 {
+				continue
+			}
+			name := d.Name()
+			if (strings.HasPrefix(name, ".") && name != ".toolbox") || name == "node_modules" {
+				continue
+			}
+			sub := filepath.Join(rel, name)
+			if st, err := os.Stat(filepath.Join(sub, "toolbox.hcl")); err == nil && st.Mode().IsRegular() {
+				found = append(found, filepath.Join(sub, "toolbox.hcl"))
+				continue
+			}
+			if st, err := os.Stat(filepath.Join(sub, ".toolbox", "toolbox.hcl")); err == nil && st.Mode().IsRegular() {
+				found = append(found, filepath.Join(sub, ".toolbox", "toolbox.hcl"))
+				continue
+			}
+			if name != ".toolbox" {
+				walk(sub, depth+1)
+			}
+		}
+	}
+	walk("", 1)
+	slices.Sort(found)
+	return found
 }
 
 // nearestToolbox is the closest toolbox file a user standing in a project's

@@ -96,7 +96,16 @@ func lockRun(ctx context.Context, opts *LockOptions) error {
 	}
 	res := compiler.Compile(ctx, cfg, copts)
 	if len(res.Errs) > 0 {
-		return errors.New(joinErrs(fmt.Sprintf("cannot lock %s; the lock file was not changed:", file), res.Errs))
+		head := fmt.Sprintf("cannot lock %s; the lock file was not changed:", file)
+		if opts.Check || opts.ReadOnly {
+			// A check writes nothing anyway: say what could not be checked.
+			flag := "--check"
+			if !opts.Check {
+				flag = "--readonly"
+			}
+			head = fmt.Sprintf("cannot check %s against %s (lock %s writes nothing): probing the toolbox failed:", manifest.LockPath(file), file, flag)
+		}
+		return errors.New(joinErrs(head, res.Errs))
 	}
 	data, err := manifest.Marshal(res.Lock)
 	if err != nil {
@@ -249,7 +258,8 @@ func warnWorkspaceRefusals(opts *LockOptions, path string, l *manifest.Lock) {
 		if e.Refused == "" {
 			continue
 		}
-		line := fmt.Sprintf("warning: on the workspace %s, a run of %s would be refused: %s", trust.Workspace, e.Name, e.Refused)
+		why := strings.TrimPrefix(e.Refused, e.Name+": ") // a block's refusal names it
+		line := fmt.Sprintf("warning: on the workspace %s, a run of %s would be refused: %s", trust.Workspace, e.Name, why)
 		if e.Fix != "" && !strings.Contains(e.Refused, e.Fix) {
 			line += "; " + e.Fix
 		}
