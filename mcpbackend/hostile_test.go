@@ -39,7 +39,18 @@ type rawServer struct {
 	// answered, when set, receives the id of each answer the client
 	// sends to the server's own requests.
 	answered chan string
+	// clientWriter, when set, wraps the client's end of the server's
+	// stdin (to see a write begin).
+	clientWriter func(io.WriteCloser) io.WriteCloser
 }
+
+// writeCloser is an io.WriteCloser of a write function and a closer.
+type writeCloser struct {
+	write func([]byte) (int, error)
+	io.Closer
+}
+
+func (w writeCloser) Write(p []byte) (int, error) { return w.write(p) }
 
 const rawTools = `{"tools":[{"name":"echo","description":"Echo","inputSchema":{"type":"object"}}]}`
 
@@ -130,7 +141,11 @@ func connectRaw(t *testing.T, srv *rawServer, onChange func()) *Session {
 	})
 	srv.in, srv.out = bufio.NewReader(c2sR), s2cW
 	go srv.serve()
-	s, err := Connect(context.Background(), "raw", &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, onChange)
+	var w io.WriteCloser = c2sW
+	if srv.clientWriter != nil {
+		w = srv.clientWriter(c2sW)
+	}
+	s, err := Connect(context.Background(), "raw", &mcp.IOTransport{Reader: s2cR, Writer: w}, onChange)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,9 +187,30 @@ func TestCallReturnsWhenTheServerStopsReading(t *testing.T) {
 	})
 
 	t.Run("deaf", func(t *testing.T) {
-		s := connectRaw(t, &rawServer{afterInit: func(*rawServer) bool { return false }}, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		// The context ends once the big write has begun (a pipe holds
+		// 64 KiB): a context that ended before the write, as a fixed
+		// timeout can on a loaded machine, writes nothing and rightly
+		// keeps the session.
+		began := make(chan struct{})
+		var once sync.Once
+		srv := &rawServer{
+			afterInit: func(*rawServer) bool { return false },
+			clientWriter: func(w io.WriteCloser) io.WriteCloser {
+				return writeCloser{Closer: w, write: func(p []byte) (int, error) {
+					if len(p) > 64<<10 {
+						once.Do(func() { close(began) })
+					}
+					return w.Write(p)
+				}}
+			},
+		}
+		s := connectRaw(t, srv, nil)
+		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		go func() {
+			<-began
+			cancel()
+		}()
 		var err error
 		within(t, testenv.WaitBound, "a call whose write blocks, once its context ended,", func() {
 			_, err = s.Call(ctx, "echo", big)
