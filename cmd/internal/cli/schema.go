@@ -30,9 +30,9 @@ func NewCmdSchema(g *Globals, runF func(*SchemaOptions) error) *cobra.Command {
 capabilities and tools, the send companions of services, the built-ins) as a
 JSON array.
 
---format mcp (the default): {name, description, input_schema, output_schema}
-as the MCP server serves them (output_schema only where the result is
-structured).
+--format mcp (the default): {name, description, inputSchema, outputSchema}
+as the MCP server serves them in tools/list (outputSchema only where the
+result is structured).
 
 --format openai: OpenAI function tools in strict mode,
 {"type": "function", "function": {name, description, parameters, "strict": true}};
@@ -60,12 +60,14 @@ given with "strict": false and a warning.`,
 	return cmd
 }
 
-// mcpTool is a tool definition of --format mcp.
+// mcpTool is a tool definition of --format mcp, keyed as the MCP
+// specification's Tool (inputSchema, outputSchema): what tools/list of
+// toolbox mcp serves, so that a client's code reads both alike.
 type mcpTool struct {
 	Name         string         `json:"name"`
 	Description  string         `json:"description"`
-	InputSchema  map[string]any `json:"input_schema"`
-	OutputSchema map[string]any `json:"output_schema,omitempty"`
+	InputSchema  map[string]any `json:"inputSchema"`
+	OutputSchema map[string]any `json:"outputSchema,omitempty"`
 }
 
 // openAITool is an OpenAI (Chat Completions) function tool.
