@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"syscall"
@@ -195,6 +196,11 @@ func (c *Client) Call(ctx context.Context, req Request, out any) error {
 func (c *Client) broken(ctx context.Context, op string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	// A daemon that stops answers its requests (shutting_down); one that
+	// hangs up without a word died (kill -9, a crash) or was replaced.
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("the toolbox daemon on %s hung up without answering the %s request: it probably died (killed or crashed); toolbox processes list says whether one runs now, and a restarted daemon lists the processes it had as lost: %w", c.Socket, op, err)
 	}
 	return fmt.Errorf("talking to the toolbox daemon on %s (%s): %w", c.Socket, op, err)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,5 +67,44 @@ func TestQuickRequestToADeafDaemon(t *testing.T) {
 	err := c.Call(ctx, Request{Op: OpWait}, nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("wait = %v, want its context's end, not the quick bound", err)
+	}
+}
+
+// A daemon that hangs up without answering (killed -9 mid-request) is
+// said to have probably died, with what to do, not as a bare EOF. The
+// twin: a daemon that answers, even with a refusal, is not.
+func TestDaemonHangingUpIsSaidToHaveDied(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var answer atomic.Value // string
+	answer.Store("")
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 4096)
+			_, _ = c.Read(buf) // the request
+			if a := answer.Load().(string); a != "" {
+				_, _ = c.Write([]byte(a))
+			}
+			c.Close()
+		}
+	}()
+	c := &Client{Socket: sock}
+	err = c.Call(context.Background(), Request{Op: OpRunCommand}, nil)
+	if err == nil || !strings.Contains(err.Error(), "hung up without answering the "+OpRunCommand+" request: it probably died") || !strings.Contains(err.Error(), "processes list") {
+		t.Errorf("a daemon hanging up: %v", err)
+	}
+
+	answer.Store(`{"ok":false,"error":{"code":"failed","message":"no such tool"}}` + "\n")
+	err = c.Call(context.Background(), Request{Op: OpRunCommand}, nil)
+	if err == nil || strings.Contains(err.Error(), "died") || !strings.Contains(err.Error(), "no such tool") {
+		t.Errorf("a daemon refusing: %v", err)
 	}
 }
