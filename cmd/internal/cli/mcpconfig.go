@@ -185,7 +185,7 @@ func mcpConfigRun(opts *MCPConfigOptions) error {
 			return err
 		}
 		fmt.Fprintf(opts.IO.Err, "%s reads this from %s; --write merges it there\n", client, file)
-		portableNote(opts, client, portable, command)
+		portableNote(opts, client, portable, command, outsideRepo(workspace, toolboxFile))
 		return nil
 	}
 	now := time.Now
@@ -215,7 +215,7 @@ func mcpConfigRun(opts *MCPConfigOptions) error {
 	default:
 		fmt.Fprintf(opts.IO.Err, "wrote server %q to %s (a new file)\n", opts.Name, w.File)
 	}
-	portableNote(opts, client, portable, command)
+	portableNote(opts, client, portable, command, outsideRepo(workspace, toolboxFile))
 	return nil
 }
 
@@ -223,8 +223,12 @@ func mcpConfigRun(opts *MCPConfigOptions) error {
 // are relative to the project (the client starts toolbox there, or expands
 // its workspace variable), and toolbox must be on PATH; or, when the
 // toolbox on PATH is not this binary, that the file names it absolute.
-func portableNote(opts *MCPConfigOptions, client mcpconfig.Client, portable bool, command string) {
+func portableNote(opts *MCPConfigOptions, client mcpconfig.Client, portable bool, command string, outside string) {
 	if !portable {
+		return
+	}
+	if outside != "" {
+		fmt.Fprintf(opts.IO.Err, "note: %s; this file then holds only where the toolbox file sits at the same place beside the project: to commit it, keep the toolbox file and its lock in the project\n", outside)
 		return
 	}
 	how := "relative to the project (" + string(client) + " starts toolbox in the project's directory)"
@@ -294,4 +298,31 @@ func ToolboxExecutable() (string, error) {
 		}
 	}
 	return self, nil
+}
+
+// outsideRepo says why a project file naming toolboxFile relative to the
+// workspace would not hold in another clone: the toolbox file is outside
+// the git repository holding the workspace (the nearest directory above
+// it with a .git), or, without one, outside the workspace. "" when it is
+// inside.
+func outsideRepo(workspace, toolboxFile string) string {
+	root, repo := workspace, false
+	for dir := workspace; ; {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			root, repo = dir, true
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	if rel, err := filepath.Rel(root, toolboxFile); err == nil && filepath.IsLocal(rel) {
+		return ""
+	}
+	if !repo {
+		return fmt.Sprintf("the toolbox file %s is outside the project %s (which is in no git repository)", toolboxFile, workspace)
+	}
+	return fmt.Sprintf("the toolbox file %s is outside the project's git repository %s", toolboxFile, root)
 }

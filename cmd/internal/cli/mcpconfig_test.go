@@ -42,7 +42,8 @@ func TestMCPConfigFlags(t *testing.T) {
 }
 
 // configFixture is a toolbox file, its lock and a workspace in a temporary
-// directory, and options that print for a toolbox binary at /opt/bin.
+// directory, one git repository, and options that print for a toolbox
+// binary at /opt/bin.
 func configFixture(t *testing.T) (*MCPConfigOptions, *strings.Builder, *strings.Builder, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -51,8 +52,10 @@ func configFixture(t *testing.T) (*MCPConfigOptions, *strings.Builder, *strings.
 			t.Fatal(err)
 		}
 	}
-	if err := os.Mkdir(filepath.Join(dir, "ws"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"ws", ".git"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var out, errb strings.Builder
 	g := &Globals{File: filepath.Join(dir, "toolbox.hcl"), IO: IOStreams{Out: &out, Err: &errb}}
