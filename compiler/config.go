@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"github.com/toolbox-dev/toolbox/internal/shq"
-	"github.com/toolbox-dev/toolbox/manifest"
-	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +12,10 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+
+	"github.com/toolbox-dev/toolbox/internal/shq"
+	"github.com/toolbox-dev/toolbox/manifest"
+	"github.com/toolbox-dev/toolbox/server/mcpserver/mcpnames"
 )
 
 // Config is a loaded, validated toolbox file (DESIGN.md §3).

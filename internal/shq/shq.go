@@ -7,8 +7,8 @@ import "strings"
 
 // Quote returns s as one POSIX shell word: unchanged when it holds only
 // characters no shell treats specially (letters, digits and
-// `_-./:@%+=,`), else in single quotes, each `'` inside written as `'\''`.
-// The empty string is `''`.
+// `_-./:@%+=,`), else in single quotes, each single quote inside written
+// as quote, backslash, quote, quote. The empty string is two single quotes.
 func Quote(s string) string {
 	if s == "" {
 		return "''"
